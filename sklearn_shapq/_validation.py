@@ -1,0 +1,95 @@
+"""Input checks shared by the public classes: arrays, feature names, budgets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _is_dataframe(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def check_data(
+    X: Any,
+    *,
+    name: str = "X",
+    n_features: int | None = None,
+    feature_names: list[str] | None = None,
+) -> tuple[np.ndarray, list[str] | None]:
+    """Validate a 2-D numeric data set and return it as float64 with its column names.
+
+    Parameters
+    ----------
+    X : array-like or pandas DataFrame of shape (n, d)
+    name : str
+        Name used in error messages.
+    n_features : int, optional
+        Required number of columns (from ``fit``).
+    feature_names : list of str, optional
+        Column names seen in ``fit``; a DataFrame passed later must have the same columns.
+
+    Returns
+    -------
+    array : float64 ndarray of shape (n, d)
+    names : list of str or None
+        The DataFrame's column names, else None.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric columns.
+    ValueError
+        Wrong dimension, no rows, NaN/inf, or a mismatch with the fitted features.
+    """
+    names = None
+    if _is_dataframe(X):
+        names = [str(c) for c in X.columns]
+        bad = [c for c, t in zip(names, X.dtypes, strict=True) if not np.issubdtype(np.dtype(t), np.number)]
+        if bad:
+            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as numbers first.")
+        array = X.to_numpy(dtype=np.float64)
+    else:
+        try:
+            array = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric: {exc}") from exc
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got shape {array.shape}; "
+            "reshape a single row with X.reshape(1, -1)."
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} has no rows.")
+    if array.shape[1] == 0:
+        raise ValueError(f"{name} has no features.")
+    if not np.isfinite(array).all():
+        rows, cols = np.nonzero(~np.isfinite(array))
+        raise ValueError(
+            f"{name} contains NaN or infinity ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
+        )
+    if n_features is not None and array.shape[1] != n_features:
+        raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
+    if names is not None and feature_names is not None and names != list(feature_names):
+        raise ValueError(
+            f"The feature names of {name} differ from those seen in fit: {names} vs {list(feature_names)}."
+        )
+    return np.ascontiguousarray(array), names
+
+
+def default_feature_names(d: int, *candidates: Any) -> list[str]:
+    """Return the first list of d names among ``candidates``, else "x0" … "x{d-1}"."""
+    for names in candidates:
+        if names is not None and len(names) == d:
+            return [str(n) for n in names]
+    return [f"x{j}" for j in range(d)]
+
+
+def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise a ValueError naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+    return int(value)

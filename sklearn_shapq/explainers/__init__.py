@@ -1,0 +1,5 @@
+"""Public explainers."""
+
+from sklearn_shapq.explainers._permutation import PermutationShapExplainer
+
+__all__ = ["PermutationShapExplainer"]

@@ -1,0 +1,115 @@
+"""The interventional (marginal) game v_x(S) = mean_z f(x_S, z_{N minus S}) over a background set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq.games._models import ModelFunction
+
+DEFAULT_MEMORY_BYTES = 128 * 2**20
+"""Memory budget for one model call's input rows when ``batch_size="auto"``."""
+
+
+class InterventionalGame:
+    """Interventional Shapley game of a model over a background set.
+
+    Evaluates v_x(S) for a block of explained rows and a batch of coalitions in as few model
+    calls as ``batch_size`` allows. v(∅) (the mean prediction over the background, the same for
+    every row) is computed once here; v(N) = f(x) costs one model row per explained row.
+
+    Parameters
+    ----------
+    model_fn : ModelFunction
+        The model on the backend.
+    background : array of shape (N, d)
+        Background rows on the backend.
+    batch_size : int or "auto"
+        Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
+        (at least one coalition's N rows per call).
+    empty_value : array of shape (k,), optional
+        A known v(∅) (e.g. from an earlier fit); computed from the background when omitted.
+
+    Attributes
+    ----------
+    empty_value : array of shape (k,)
+        v(∅), the base value.
+    n_outputs : int
+        Number of model outputs k.
+    n_model_rows, n_model_calls : int
+        Rows and calls the model has received through this game (reset with :meth:`reset_counts`).
+    """
+
+    def __init__(
+        self,
+        model_fn: ModelFunction,
+        background: Any,
+        batch_size: int | str = "auto",
+        *,
+        empty_value: Any = None,
+    ) -> None:
+        self.model_fn = model_fn
+        self.backend = model_fn.backend
+        self.background = background
+        n_background, d = background.shape
+        if batch_size == "auto":
+            batch_size = max(n_background, DEFAULT_MEMORY_BYTES // (8 * d))
+        self.pairs_per_call = max(1, int(batch_size) // n_background)
+        self.n_model_rows = 0
+        self.n_model_calls = 0
+        if empty_value is None:
+            empty_value = self._model(background).mean(axis=0)
+            self.reset_counts()
+        self.empty_value = empty_value
+        self.n_outputs = int(empty_value.shape[0])
+
+    @property
+    def batch_rows(self) -> int:
+        """Model rows per full model call."""
+        return self.pairs_per_call * int(self.background.shape[0])
+
+    @property
+    def n_players(self) -> int:
+        """Number of features d."""
+        return int(self.background.shape[1])
+
+    def reset_counts(self) -> None:
+        """Set the model row and call counters to zero."""
+        self.n_model_rows = 0
+        self.n_model_calls = 0
+
+    def _model(self, rows: Any) -> Any:
+        self.n_model_rows += int(rows.shape[0])
+        self.n_model_calls += 1
+        return self.model_fn(rows)
+
+    def full_values(self, x: Any) -> Any:
+        """v(N) = f(x) for explained rows ``x`` (B, d) → (B, k), in one model call."""
+        return self._model(x)
+
+    def __call__(self, x: Any, masks: Any) -> Any:
+        """Evaluate v_x(S) for every row of ``x`` and each of its coalitions.
+
+        Parameters
+        ----------
+        x : array of shape (B, d)
+            Explained rows.
+        masks : bool array of shape (B, C, d)
+            ``masks[b, c]`` is coalition c of row b.
+
+        Returns
+        -------
+        array of shape (B, C, k)
+        """
+        xp = self.backend.xp
+        n_rows, n_coalitions, d = masks.shape
+        pair_masks = masks.reshape(n_rows * n_coalitions, d)
+        pair_rows = xp.repeat(xp.arange(n_rows), n_coalitions)
+        values = xp.empty((n_rows * n_coalitions, self.n_outputs), dtype=np.float64)
+        n_background = self.background.shape[0]
+        for start in range(0, n_rows * n_coalitions, self.pairs_per_call):
+            stop = min(start + self.pairs_per_call, n_rows * n_coalitions)
+            rows = self.backend.masked_rows(x[pair_rows[start:stop]], pair_masks[start:stop], self.background)
+            values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
+        return values.reshape(n_rows, n_coalitions, self.n_outputs)

@@ -1,0 +1,208 @@
+"""Model adapters: turn a fitted model into ``f(rows) -> (n_rows, k)`` on a backend.
+
+Supported: scikit-learn regressors, classifiers and Pipelines; xgboost sklearn models and Boosters
+(through ``inplace_predict``; on CUDA the booster runs on the GPU with cupy inputs); plain callables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from sklearn_shapq.backends import ArrayBackend
+
+OUTPUTS = ("auto", "margin", "log_odds", "probability", "predict")
+_PROBABILITY_CLIP = 1e-12
+
+
+@dataclass
+class ModelFunction:
+    """A model as a function of a 2-D array of rows, returning a 2-D float64 array.
+
+    Attributes
+    ----------
+    predict : callable
+        ``predict(rows)`` with rows on ``backend``; returns an array of shape (n,) or (n, k).
+    backend : ArrayBackend
+        Where rows and outputs live.
+    output : str
+        The output that is explained ("margin", "log_odds", "probability", "predict" or "callable").
+    output_names : list of str or None
+        Names of the k outputs; ``None`` for a single output.
+    """
+
+    predict: Callable[[Any], Any]
+    backend: ArrayBackend
+    output: str
+    output_names: list[str] | None = None
+
+    def __call__(self, rows: Any) -> Any:
+        """Evaluate the model on ``rows`` and return a (n_rows, k) float64 backend array."""
+        out = self.backend.to_device(self.predict(rows), dtype=np.float64)
+        if out.ndim == 1:
+            out = out[:, None]
+        if out.ndim != 2 or out.shape[0] != rows.shape[0]:
+            raise ValueError(
+                f"The model returned an array of shape {tuple(out.shape)} for {rows.shape[0]} rows; "
+                "expected (n_rows,) or (n_rows, n_outputs)."
+            )
+        return out
+
+
+def make_model_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+    """Build the :class:`ModelFunction` explaining ``output`` of ``model``.
+
+    Parameters
+    ----------
+    model : estimator, xgboost Booster or callable
+        The model to explain; sklearn estimators must be fitted.
+    output : {"auto", "margin", "log_odds", "probability", "predict"}
+        "auto": a classifier's margin (``decision_function``, or the booster margin for xgboost)
+        where it has one, else its log-odds from ``predict_proba``; a regressor's ``predict``.
+        A binary classifier gives one output (the positive class); multiclass gives one per class.
+    backend : ArrayBackend
+        Where the model's inputs are built.
+
+    Returns
+    -------
+    ModelFunction
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``output`` or one the model cannot give.
+    TypeError
+        For an object that is neither a model nor a callable.
+    sklearn.exceptions.NotFittedError
+        For an unfitted scikit-learn or xgboost estimator.
+    """
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}.")
+    if _is_xgboost(model):
+        return _xgboost_function(model, output, backend)
+    if hasattr(model, "fit") and any(hasattr(model, m) for m in ("predict", "decision_function", "predict_proba")):
+        return _sklearn_function(model, output, backend)
+    if callable(model):
+        if output not in ("auto", "predict"):
+            raise ValueError(f"output={output!r} needs an estimator; a plain callable is explained as is.")
+        return ModelFunction(model, backend, "callable")
+    raise TypeError(
+        f"model must be a fitted scikit-learn estimator, an xgboost model or a callable, got {type(model)!r}."
+    )
+
+
+def _is_xgboost(model: Any) -> bool:
+    return type(model).__module__.split(".")[0] == "xgboost"
+
+
+def _log_odds(proba: np.ndarray) -> np.ndarray:
+    p = np.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
+    return np.log(p) - np.log1p(-p)
+
+
+def _sklearn_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+    check_is_fitted(model)
+    classifier = is_classifier(model) or hasattr(model, "predict_proba")
+    if output == "auto":
+        if not classifier:
+            output = "predict"
+        elif hasattr(model, "decision_function"):
+            output = "margin"
+        else:
+            output = "log_odds"
+    if output == "margin" and not hasattr(model, "decision_function"):
+        raise ValueError(f"output='margin' needs a decision_function, which {type(model).__name__} lacks.")
+    if output in ("log_odds", "probability") and not hasattr(model, "predict_proba"):
+        raise ValueError(f"output={output!r} needs predict_proba, which {type(model).__name__} lacks.")
+
+    names_in = getattr(model, "feature_names_in_", None)
+    to_host = backend.to_numpy
+
+    def as_input(rows: Any) -> Any:
+        host = to_host(rows)
+        if names_in is None:
+            return host
+        import pandas as pd
+
+        return pd.DataFrame(host, columns=list(names_in), copy=False)
+
+    if output == "predict":
+
+        def predict(rows: Any) -> np.ndarray:
+            return np.asarray(model.predict(as_input(rows)), dtype=np.float64)
+
+    elif output == "margin":
+
+        def predict(rows: Any) -> np.ndarray:
+            return np.asarray(model.decision_function(as_input(rows)), dtype=np.float64)
+
+    else:
+        transform = _log_odds if output == "log_odds" else (lambda p: p)
+
+        def predict(rows: Any) -> np.ndarray:
+            proba = np.asarray(model.predict_proba(as_input(rows)), dtype=np.float64)
+            if proba.ndim == 2 and proba.shape[1] == 2:  # binary: the positive class only
+                proba = proba[:, 1]
+            return transform(proba)
+
+    classes = getattr(model, "classes_", None) if classifier else None
+    fn = ModelFunction(predict, backend, output)
+    fn.output_names = _output_names_from_classes(classes)
+    return fn
+
+
+def _output_names_from_classes(classes: Any) -> list[str] | None:
+    if classes is None or len(classes) <= 2:
+        return None
+    return [str(c) for c in classes]
+
+
+def _xgboost_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+    import xgboost
+
+    if isinstance(model, xgboost.Booster):
+        booster, iteration_range, classes = model, (0, 0), None
+    else:
+        try:
+            booster = model.get_booster()
+        except xgboost.core.XGBoostError as exc:
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(model).__name__} instance is not fitted yet.") from exc
+        iteration_range = (0, model.best_iteration + 1) if _has_best_iteration(model) else (0, 0)
+        classes = getattr(model, "classes_", None)
+    objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    is_classification = objective.startswith(("binary:", "multi:"))
+    if output == "auto":
+        output = "margin" if is_classification else "predict"
+    if output in ("log_odds", "probability") and not is_classification:
+        raise ValueError(f"output={output!r} needs a classification objective, the booster has {objective!r}.")
+    if backend.is_gpu:
+        booster = booster.copy()
+        booster.set_param({"device": backend.name})
+    predict_type = "margin" if output == "margin" else "value"
+    post = _log_odds if output == "log_odds" else None
+    xp = backend.xp
+
+    def predict(rows: Any) -> Any:
+        out = booster.inplace_predict(rows, iteration_range=iteration_range, predict_type=predict_type)
+        if post is not None:
+            out = xp.asarray(post(backend.to_numpy(out)))
+        return out
+
+    fn = ModelFunction(predict, backend, output)
+    fn.output_names = _output_names_from_classes(classes)
+    return fn
+
+
+def _has_best_iteration(model: Any) -> bool:
+    try:
+        return model.best_iteration is not None
+    except AttributeError:
+        return False
