@@ -1,0 +1,108 @@
+"""Backends: device resolution, and the CUDA backend's array code through its numpy twin."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer
+from sklearn_shapq.backends import ArrayBackend, CpuBackend, resolve_backend
+from sklearn_shapq.backends import _device
+
+
+def _has_gpu():
+    return _device._cuda_device_count() > 0
+
+
+def _inputs(seed=0, pairs=7, d=5, n_background=4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(pairs, d)), rng.random((pairs, d)) < 0.5, rng.normal(size=(n_background, d))
+
+
+def _reference_rows(x, masks, background):
+    rows = []
+    for xp_row, mask in zip(x, masks, strict=True):
+        for z in background:
+            rows.append(np.where(mask, xp_row, z))
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("backend", [CpuBackend(), ArrayBackend(np, "numpy-twin")])
+def test_masked_rows_match_reference(backend):
+    x, masks, background = _inputs()
+    np.testing.assert_array_equal(backend.masked_rows(x, masks, background), _reference_rows(x, masks, background))
+
+
+def test_background_mean():
+    outputs = np.arange(12.0).reshape(6, 2)
+    np.testing.assert_allclose(ArrayBackend(np).background_mean(outputs, 3), [[2.0, 3.0], [8.0, 9.0]])
+
+
+def test_resolve_backend():
+    assert isinstance(resolve_backend("cpu"), CpuBackend)
+    assert resolve_backend(" CPU ").name == "cpu"
+    twin = ArrayBackend(np, "twin")
+    assert resolve_backend(twin) is twin
+    if not _has_gpu():
+        assert isinstance(resolve_backend("auto"), CpuBackend)
+    with pytest.raises(ValueError, match="Unknown device"):
+        resolve_backend("tpu")
+    with pytest.raises(TypeError, match="device"):
+        resolve_backend(3)
+
+
+@pytest.mark.skipif(_has_gpu(), reason="a GPU is present")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:3"])
+def test_cuda_without_gpu_is_a_clear_error(device):
+    with pytest.raises(DeviceUnavailableError, match="CUDA"):
+        resolve_backend(device)
+    with pytest.raises(DeviceUnavailableError):
+        PermutationShapExplainer(lambda Z: Z.sum(1), device=device).fit(np.zeros((3, 2)))
+
+
+def test_backends_pickle():
+    assert isinstance(pickle.loads(pickle.dumps(CpuBackend())), CpuBackend)
+    twin = pickle.loads(pickle.dumps(ArrayBackend(np, "twin")))
+    assert twin.xp is np and twin.name == "twin"
+
+
+@pytest.mark.parametrize("sampler", ["exact", "antithetic", "mc"])
+def test_array_twin_explainer_equals_cpu(sampler):
+    """The whole explain path with the array-namespace code the CUDA backend runs (xp = numpy)."""
+    rng = np.random.default_rng(1)
+    coef = rng.normal(size=6)
+
+    def f(Z):
+        return np.tanh(Z @ coef) + Z[:, 0] * Z[:, 3]
+
+    background, X = rng.normal(size=(30, 6)), rng.normal(size=(5, 6))
+    kwargs = dict(sampler=sampler, max_evals=120, random_state=3, background_size=None)
+    cpu = PermutationShapExplainer(f, device="cpu", **kwargs).fit(background).explain(X)
+    twin = PermutationShapExplainer(f, device=ArrayBackend(np, "twin"), **kwargs).fit(background).explain(X)
+    np.testing.assert_allclose(twin.values, cpu.values, atol=1e-13)
+    np.testing.assert_allclose(twin.error_std, cpu.error_std, atol=1e-13)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu(), reason="needs cupy and a CUDA device")
+def test_cuda_masked_rows_kernel_equals_numpy_twin():
+    import cupy
+
+    backend = resolve_backend("cuda")
+    x, masks, background = _inputs(pairs=257, d=13, n_background=31)
+    gpu = backend.masked_rows(cupy.asarray(x), cupy.asarray(masks), cupy.asarray(background))
+    np.testing.assert_array_equal(cupy.asnumpy(gpu), ArrayBackend(np).masked_rows(x, masks, background))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu(), reason="needs cupy and a CUDA device")
+def test_cuda_explainer_equals_cpu_with_xgboost():
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] * X[:, 1] + X[:, 2]
+    model = xgboost.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
+    kwargs = dict(sampler="antithetic", max_evals=100, random_state=0, background_size=50)
+    cpu = PermutationShapExplainer(model, device="cpu", **kwargs).fit(X).explain(X[:10])
+    gpu = PermutationShapExplainer(model, device="cuda", **kwargs).fit(X).explain(X[:10])
+    np.testing.assert_allclose(gpu.values, cpu.values, atol=1e-5)

@@ -1,0 +1,94 @@
+"""Budget rules and accounting: the model sees exactly the rows reported."""
+
+import numpy as np
+import pytest
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.explainers._budget import auto_max_evals, minimum_evals, plan_budget
+
+
+class CountingModel:
+    def __init__(self, d):
+        self.coef = np.linspace(-1, 1, d)
+        self.rows = 0
+        self.calls = 0
+
+    def __call__(self, Z):
+        self.rows += len(Z)
+        self.calls += 1
+        return np.tanh(Z @ self.coef) * Z[:, 0]
+
+
+@pytest.mark.parametrize(
+    ("sampler", "max_evals", "d", "expected"),
+    [
+        ("exact", 64, 6, ("exact", 0, 64)),
+        ("auto", 500, 8, ("exact", 0, 256)),
+        ("auto", 500, 9, ("antithetic", 31, 2 + 62 * 8)),
+        ("auto", 20, 16, ("mc", 1, 17)),
+        ("mc", 100, 10, ("mc", 10, 92)),
+        ("antithetic", 100, 10, ("antithetic", 5, 92)),
+        ("antithetic", 101, 11, ("antithetic", 4, 82)),  # odd remainder left unused
+        ("mc", 2, 1, ("exact", 0, 2)),
+    ],
+)
+def test_plan_budget(sampler, max_evals, d, expected):
+    plan = plan_budget(sampler, max_evals, d)
+    assert (plan.sampler, plan.n_units, plan.n_evals) == expected
+    assert plan.n_evals <= max_evals
+
+
+def test_auto_budget():
+    assert auto_max_evals(16) == 500
+    assert auto_max_evals(100) == 2 + 20 * 99
+    assert plan_budget("auto", "auto", 100).n_units == 10
+
+
+@pytest.mark.parametrize(("sampler", "d"), [("mc", 10), ("antithetic", 10), ("exact", 10)])
+def test_budget_below_minimum_is_a_clear_error(sampler, d):
+    with pytest.raises(ValueError, match="below the minimum"):
+        plan_budget(sampler, minimum_evals(sampler, d) - 1, d)
+    plan_budget(sampler, minimum_evals(sampler, d), d)
+
+
+def test_unknown_sampler():
+    with pytest.raises(ValueError, match="Unknown sampler"):
+        plan_budget("sobolev", 100, 5)
+    with pytest.raises(ValueError, match="Unknown sampler"):
+        PermutationShapExplainer(lambda Z: Z[:, 0], sampler="qmc").fit(np.zeros((2, 3))).explain(np.ones((1, 3)))
+
+
+def test_exact_refuses_large_d():
+    with pytest.raises(ValueError, match="2\\^40"):
+        plan_budget("exact", 10**15, 40)
+
+
+@pytest.mark.parametrize(("sampler", "batch_size"), [("exact", "auto"), ("antithetic", 97), ("mc", 1)])
+def test_model_sees_exactly_the_reported_rows(sampler, batch_size):
+    d, n_background, n_rows = 7, 13, 5
+    rng = np.random.default_rng(0)
+    model = CountingModel(d)
+    explainer = PermutationShapExplainer(
+        model, sampler=sampler, max_evals=150, batch_size=batch_size, background_size=None, random_state=0
+    ).fit(rng.normal(size=(n_background, d)))
+    assert model.rows == n_background  # fit: the base value, once
+    model.rows = model.calls = 0
+    explainer.explain(rng.normal(size=(n_rows, d)))
+    assert explainer.n_model_rows_ == model.rows
+    new_evals = explainer.n_evals_ - 2  # v(empty) from fit, v(N) one model row per explained row
+    assert model.rows == n_rows * (new_evals * n_background + 1)
+    if batch_size != "auto":
+        assert model.calls >= model.rows / max(batch_size, n_background)
+
+
+def test_large_batches_few_model_calls():
+    d, n_background = 10, 50
+    model = CountingModel(d)
+    rng = np.random.default_rng(0)
+    explainer = PermutationShapExplainer(
+        model, sampler="antithetic", max_evals=200, background_size=None, random_state=0
+    ).fit(rng.normal(size=(n_background, d)))
+    model.calls = 0
+    explainer.explain(rng.normal(size=(40, d)))
+    # 40 rows x 198 coalitions x 50 background rows = 396,000 model rows fit one auto batch
+    assert model.calls <= 3

@@ -1,0 +1,101 @@
+"""random_state semantics: identical results for an int seed, global RNG untouched."""
+
+import numpy as np
+import pytest
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq._random import make_generator
+from sklearn_shapq.samplers import sample_permutations
+
+
+def _model(Z):
+    return Z[:, 0] * Z[:, 1] * Z[:, 2] + np.sin(Z[:, 3])
+
+
+def _explainer(**kwargs):
+    rng = np.random.default_rng(0)
+    params = dict(sampler="mc", max_evals=60, background_size=20) | kwargs
+    return PermutationShapExplainer(_model, **params).fit(rng.normal(size=(100, 6))), rng.normal(size=(8, 6))
+
+
+def test_same_seed_identical_every_call_and_global_rng_untouched():
+    np.random.seed(123)
+    state = np.random.get_state()
+    explainer, X = _explainer(random_state=42)
+    first = explainer.explain(X)
+    second = explainer.explain(X)
+    np.testing.assert_array_equal(first.values, second.values)
+    np.testing.assert_array_equal(first.error_std, second.error_std)
+    other, _ = _explainer(random_state=42)
+    np.testing.assert_array_equal(other.explain(X).values, first.values)
+    after = np.random.get_state()
+    assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]
+
+
+def test_results_do_not_depend_on_batch_size():
+    a, X = _explainer(random_state=7, batch_size=20)
+    b, _ = _explainer(random_state=7, batch_size="auto")
+    np.testing.assert_allclose(a.explain(X).values, b.explain(X).values, atol=1e-13)
+
+
+def test_different_seeds_differ_and_none_is_random():
+    a, X = _explainer(random_state=1)
+    b, _ = _explainer(random_state=2)
+    assert not np.allclose(a.explain(X).values, b.explain(X).values)
+    c, _ = _explainer(random_state=None)
+    assert not np.allclose(c.explain(X).values, c.explain(X).values)
+
+
+def test_generator_and_randomstate_accepted():
+    gen = np.random.default_rng(5)
+    explainer, X = _explainer(random_state=gen)
+    assert not np.allclose(explainer.explain(X).values, explainer.explain(X).values)  # the generator advances
+    explainer, X = _explainer(random_state=np.random.RandomState(5))
+    assert explainer.explain(X).values.shape == (8, 6)
+
+
+def test_background_subsample_reproducible():
+    a, _ = _explainer(random_state=3)
+    b, _ = _explainer(random_state=3)
+    np.testing.assert_array_equal(a.background_, b.background_)
+    assert a.background_.shape == (20, 6)
+    full, _ = _explainer(random_state=3, background_size=None)
+    assert full.background_.shape == (100, 6)
+
+
+def test_make_generator_errors():
+    with pytest.raises(TypeError):
+        make_generator("seed")
+    with pytest.raises(ValueError):
+        make_generator(-1)
+
+
+@pytest.mark.parametrize("method", ["mc", "antithetic"])
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_sample_permutations(method, n):
+    orderings, weights = sample_permutations(method, n, 6, random_state=0)
+    assert orderings.shape == (n, 6)
+    assert np.all(np.sort(orderings, axis=1) == np.arange(6))
+    np.testing.assert_allclose(weights.sum(), 1.0)
+    if method == "antithetic":
+        for i in range(n // 2):
+            np.testing.assert_array_equal(orderings[2 * i + 1], orderings[2 * i][::-1])
+    again, _ = sample_permutations(method, n, 6, random_state=0)
+    np.testing.assert_array_equal(orderings, again)
+
+
+def test_sample_permutations_errors():
+    with pytest.raises(ValueError, match="Unknown"):
+        sample_permutations("herd", 3, 4)
+    with pytest.raises(ValueError):
+        sample_permutations("mc", 0, 4)
+
+
+def test_orderings_are_uniform():
+    # chi-square style check: all 24 orderings of 4 features about equally frequent
+    orderings, _ = sample_permutations("mc", 24000, 4, random_state=0)
+    codes = orderings @ (4 ** np.arange(4))
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == 24
+    chi2 = ((counts - 1000) ** 2 / 1000).sum()
+    assert chi2 < 49.7  # 0.999 quantile of chi-square with 23 degrees of freedom
