@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer
-from sklearn_shapq.backends import ArrayBackend, CpuBackend, resolve_backend
-from sklearn_shapq.backends import _device
+from sklearn_shapq.backends import ArrayBackend, CpuBackend, _device, resolve_backend
 
 
 def _has_gpu():

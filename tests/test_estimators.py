@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from brute_force import brute_force_shapley, interventional_value, random_polynomial_model
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import CpuBackend
 from sklearn_shapq.estimators import combine_units, permutation_walk, shapley_from_table
 from sklearn_shapq.estimators._units import UnitSamples
 from sklearn_shapq.samplers import antithetic_orderings, random_orderings
+
+from brute_force import brute_force_shapley, interventional_value, random_polynomial_model
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 5, 7])
@@ -122,7 +123,6 @@ def test_efficiency_every_sampler(sampler):
 
 
 def test_symmetry_and_dummy():
-    rng = np.random.default_rng(8)
     d = 5
 
     def f(Z):  # players 0 and 1 symmetric; player 4 a dummy

@@ -19,8 +19,8 @@ def _explainer(**kwargs):
 
 
 def test_same_seed_identical_every_call_and_global_rng_untouched():
-    np.random.seed(123)
-    state = np.random.get_state()
+    np.random.seed(123)  # noqa: NPY002 -- the global state must stay untouched
+    state = np.random.get_state()  # noqa: NPY002
     explainer, X = _explainer(random_state=42)
     first = explainer.explain(X)
     second = explainer.explain(X)
@@ -28,7 +28,7 @@ def test_same_seed_identical_every_call_and_global_rng_untouched():
     np.testing.assert_array_equal(first.error_std, second.error_std)
     other, _ = _explainer(random_state=42)
     np.testing.assert_array_equal(other.explain(X).values, first.values)
-    after = np.random.get_state()
+    after = np.random.get_state()  # noqa: NPY002
     assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]
 
 
