@@ -55,7 +55,9 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
     tree = shap.TreeExplainer(model, data=background, feature_perturbation="interventional")
     reference, tree_time = _timed(lambda: tree(rows).values)
     scale = float(np.sqrt(np.mean(reference**2)))
-    table = [{"method": "shap.TreeExplainer interventional (exact)", "evals": "-", "seconds": tree_time, "rel_rmse": 0.0}]
+    table = [
+        {"method": "shap.TreeExplainer interventional (exact)", "evals": "-", "seconds": tree_time, "rel_rmse": 0.0}
+    ]
 
     PermutationShapExplainer(model, max_evals=2 * d, random_state=seed).fit(background).explain(rows.iloc[:2])  # JIT
     explanation = None

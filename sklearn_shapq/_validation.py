@@ -45,11 +45,13 @@ def check_data(
     """
     names = None
     if _is_dataframe(X):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
         names = [str(c) for c in X.columns]
-        bad = [c for c, t in zip(names, X.dtypes, strict=True) if not np.issubdtype(np.dtype(t), np.number)]
+        bad = [c for c, t in zip(names, X.dtypes, strict=True) if not (is_numeric_dtype(t) or is_bool_dtype(t))]
         if bad:
             raise TypeError(f"{name} has non-numeric columns {bad}; encode them as numbers first.")
-        array = X.to_numpy(dtype=np.float64)
+        array = X.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         try:
             array = np.asarray(X, dtype=np.float64)
@@ -71,9 +73,10 @@ def check_data(
         )
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
-    if names is not None and feature_names is not None and names != list(feature_names):
+    if names is not None and feature_names is not None and names != [str(n) for n in feature_names]:
         raise ValueError(
-            f"The feature names of {name} differ from those seen in fit: {names} vs {list(feature_names)}."
+            f"The feature names of {name} must be the model's features in the same order: got {names}, "
+            f"expected {[str(n) for n in feature_names]}."
         )
     return np.ascontiguousarray(array), names
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
@@ -123,13 +123,27 @@ class PermutationShapExplainer(BaseEstimator):
         self.random_state = random_state
         self.progress = progress
 
-    def _check_params(self) -> None:
+    def __sklearn_clone__(self) -> PermutationShapExplainer:
+        """Clone the parameters but keep the same (fitted) model: it is what is explained."""
+        params = {key: clone(value, safe=False) for key, value in self.get_params(deep=False).items()}
+        params["model"] = self.model
+        return type(self)(**params)
+
+    def _expected_names(self) -> list[str] | None:
+        """Column names a DataFrame must have: those of ``fit``, else the model's own."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = getattr(self.model, "feature_names_in_", None)
+        return None if names is None else [str(n) for n in names]
+
+    def _check_params(self, n_features: int) -> None:
         if self.max_evals != "auto":
             check_positive_int(self.max_evals, "max_evals")
         if self.batch_size != "auto":
             check_positive_int(self.batch_size, "batch_size")
         if self.background_size is not None:
             check_positive_int(self.background_size, "background_size")
+        plan_budget(self.sampler, self.max_evals, n_features)
 
     def fit(self, X: Any, y: Any = None) -> PermutationShapExplainer:
         """Store the background set and compute the base value.
@@ -144,8 +158,9 @@ class PermutationShapExplainer(BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        array, names = check_data(X, name="X_background")
+        model_names = getattr(self.model, "feature_names_in_", None)
+        array, names = check_data(X, name="X_background", feature_names=model_names)
+        self._check_params(array.shape[1])
         rng = make_generator(self.random_state, stream=0)
         if self.background_size is not None and array.shape[0] > self.background_size:
             keep = np.sort(rng.choice(array.shape[0], self.background_size, replace=False))
@@ -196,9 +211,9 @@ class PermutationShapExplainer(BaseEstimator):
             ``upper_bounds`` (zero width for exact values; NaN with a single sampling unit).
         """
         check_is_fitted(self, "background_")
-        self._check_params()
+        self._check_params(self.n_features_in_)
         start_time = time.perf_counter()
-        array, _ = check_data(X, n_features=self.n_features_in_, feature_names=getattr(self, "feature_names_in_", None))
+        array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
         n_rows, d = array.shape
         plan = plan_budget(self.sampler, self.max_evals, d)
         game = self._game()

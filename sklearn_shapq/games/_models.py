@@ -182,23 +182,46 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend) -> ModelFu
     if output == "auto":
         output = "margin" if is_classification else "predict"
     if output in ("log_odds", "probability") and not is_classification:
-        raise ValueError(f"output={output!r} needs a classification objective, the booster has {objective!r}.")
+        raise ValueError(f"output={output!r} needs a classification objective; the booster has {objective!r}.")
     if backend.is_gpu:
         booster = booster.copy()
         booster.set_param({"device": backend.name})
-    predict_type = "margin" if output == "margin" else "value"
-    post = _log_odds if output == "log_odds" else None
+    # classifiers: always predict the margin and transform it here, so every objective
+    # (binary:logistic/logitraw/hinge, multi:softprob/softmax) gives the same outputs
+    predict_type = "margin" if is_classification else "value"
+    transform = _margin_transform(output, backend.xp)
     xp = backend.xp
 
     def predict(rows: Any) -> Any:
         out = booster.inplace_predict(rows, iteration_range=iteration_range, predict_type=predict_type)
-        if post is not None:
-            out = xp.asarray(post(backend.to_numpy(out)))
-        return out
+        return transform(out.astype(xp.float64))
 
     fn = ModelFunction(predict, backend, output)
     fn.output_names = _output_names_from_classes(classes)
     return fn
+
+
+def _margin_transform(output: str, xp: Any) -> Callable[[Any], Any]:
+    """Map an xgboost classifier margin (n,) binary or (n, k) multiclass to ``output``."""
+    if output not in ("probability", "log_odds"):
+        return lambda margin: margin
+
+    def probability(margin: Any) -> Any:
+        if margin.ndim == 1:
+            return 1.0 / (1.0 + xp.exp(-margin))
+        shifted = xp.exp(margin - margin.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    if output == "probability":
+        return probability
+
+    def log_odds(margin: Any) -> Any:
+        if margin.ndim == 1:  # binary margins are the log-odds
+            return margin
+        p = xp.clip(probability(margin), _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
+        return xp.log(p) - xp.log1p(-p)
+
+    return log_odds
 
 
 def _has_best_iteration(model: Any) -> bool:

@@ -1,0 +1,450 @@
+"""scikit-learn conventions of PermutationShapExplainer: params, fitted state, input checks."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_friedman1
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.utils.estimator_checks import check_no_attributes_set_in_init
+from sklearn.utils.validation import check_is_fitted
+
+from sklearn_shapq import PermutationShapExplainer
+
+NAMES = ["a", "b", "c", "d", "e"]
+PARAMS = [
+    "model",
+    "sampler",
+    "max_evals",
+    "background_size",
+    "output",
+    "device",
+    "batch_size",
+    "random_state",
+    "progress",
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_friedman1(n_samples=100, n_features=5, noise=0.5, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def frame(data):
+    X, _ = data
+    return pd.DataFrame(X, columns=NAMES)
+
+
+@pytest.fixture(scope="module")
+def forest(data):
+    X, y = data
+    return RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def ridge(data):
+    X, y = data
+    return Ridge().fit(X, y)
+
+
+def _sampled(model, **params):
+    params = {"sampler": "antithetic", "max_evals": 30, "background_size": 20, "random_state": 0, **params}
+    return PermutationShapExplainer(model, **params)
+
+
+# --------------------------------------------------------------------------------------------
+# parameters
+# --------------------------------------------------------------------------------------------
+
+
+def test_get_params_lists_the_init_parameters(forest):
+    explainer = PermutationShapExplainer(forest)
+    params = explainer.get_params(deep=False)
+    assert sorted(params) == sorted(PARAMS)
+    assert params["model"] is forest
+    assert params["sampler"] == "auto"
+    assert params["max_evals"] == "auto"
+    assert params["background_size"] == 100
+    assert params["random_state"] is None
+    # deep params reach into the model
+    assert explainer.get_params(deep=True)["model__n_estimators"] == 10
+
+
+def test_get_params_set_params_round_trip(forest, ridge):
+    original = PermutationShapExplainer(forest, sampler="mc", max_evals=77, background_size=15, random_state=3)
+    params = original.get_params(deep=False)
+    rebuilt = PermutationShapExplainer(**params)
+    assert rebuilt.get_params(deep=False) == params
+
+    other = PermutationShapExplainer(ridge)
+    assert other.set_params(**params) is other
+    new_params = other.get_params(deep=False)
+    assert new_params.keys() == params.keys()
+    assert all(new_params[k] is params[k] for k in params)
+
+    other.set_params(max_evals=123, output="predict")
+    assert other.max_evals == 123
+    assert other.get_params()["output"] == "predict"
+    with pytest.raises(ValueError):
+        other.set_params(not_a_parameter=1)
+
+
+def test_init_stores_params_unchanged(forest):
+    generator = np.random.default_rng(0)
+    values = {
+        "sampler": "antithetic",
+        "max_evals": 40,
+        "background_size": None,
+        "output": "predict",
+        "device": "cpu",
+        "batch_size": 512,
+        "random_state": generator,
+        "progress": False,
+    }
+    explainer = PermutationShapExplainer(forest, **values)
+    params = explainer.get_params(deep=False)
+    assert params["model"] is forest
+    for name, value in values.items():
+        assert params[name] is value, name
+    check_no_attributes_set_in_init("PermutationShapExplainer", explainer)
+
+
+def test_fit_and_explain_do_not_modify_params(forest, data):
+    X, _ = data
+    explainer = _sampled(forest, batch_size=64)
+    before = explainer.get_params(deep=False)
+    explainer.fit(X).explain(X[:3])
+    after = explainer.get_params(deep=False)
+    assert all(after[k] is before[k] for k in before)
+
+
+def test_clone_gives_unfitted_copy_with_same_params(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    copy = clone(explainer)
+    assert type(copy) is PermutationShapExplainer
+    assert copy is not explainer
+    params, copied = explainer.get_params(deep=False), copy.get_params(deep=False)
+    for name in PARAMS:
+        if name != "model":
+            assert copied[name] == params[name], name
+    assert copied["model"].get_params() == forest.get_params()
+    assert not hasattr(copy, "background_")
+    with pytest.raises(NotFittedError):
+        check_is_fitted(copy)
+
+
+def test_clone_with_frozen_model_explains_the_same(forest, data):
+    X, _ = data
+    explainer = _sampled(FrozenEstimator(forest))
+    a = explainer.fit(X).explain(X[:3]).values
+    b = clone(explainer).fit(X).explain(X[:3]).values
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, _sampled(forest).fit(X).explain(X[:3]).values)
+
+
+def test_clone_of_explainer_with_fitted_model_can_fit(forest, data):
+    X, _ = data
+    explainer = _sampled(forest)
+    a = explainer.fit(X).explain(X[:3]).values
+    b = clone(explainer).fit(X).explain(X[:3]).values
+    np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# fitted state
+# --------------------------------------------------------------------------------------------
+
+
+def test_check_is_fitted_before_and_after_fit(forest, data):
+    X, _ = data
+    explainer = _sampled(forest)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(explainer)
+    with pytest.raises(NotFittedError):
+        explainer.explain(X[:2])
+    with pytest.raises(NotFittedError):
+        explainer.shap_values(X[:2])
+    with pytest.raises(NotFittedError):
+        explainer(X[:2])
+    explainer.fit(X)
+    check_is_fitted(explainer)
+
+
+def test_fitted_attributes_end_with_underscore(forest, frame):
+    explainer = _sampled(forest)
+    assert set(vars(explainer)) == set(PARAMS)
+    assert explainer.fit(frame) is explainer
+    public = {k for k in vars(explainer) if k not in PARAMS and not k.startswith("_")}
+    expected = {"background_", "n_features_in_", "feature_names_in_", "feature_names_", "n_outputs_"}
+    expected |= {"output_names_", "expected_value_"}
+    assert expected <= public
+    assert all(k.endswith("_") for k in public), public
+    explainer.explain(frame.iloc[:2])
+    public = {k for k in vars(explainer) if k not in PARAMS and not k.startswith("_")}
+    assert {"sampler_", "n_evals_", "n_model_rows_"} <= public
+    assert all(k.endswith("_") for k in public), public
+    assert explainer.sampler_ == "antithetic"
+    assert explainer.n_evals_ <= 30
+    assert explainer.n_evals_ == 2 + 2 * 3 * (5 - 1)  # three pairs of 2 (d - 1) evaluations
+    assert explainer.n_features_in_ == 5
+
+
+def test_background_subsample(forest, data):
+    X, _ = data
+    explainer = _sampled(forest, background_size=20).fit(X)
+    assert explainer.background_.shape == (20, 5)
+    # rows of X, each once
+    matches = (explainer.background_[:, None, :] == X[None, :, :]).all(axis=2)
+    assert np.all(matches.sum(axis=1) == 1)
+    assert len(set(np.argmax(matches, axis=1))) == 20
+    # same int seed, same background; another seed, another one
+    np.testing.assert_array_equal(_sampled(forest, background_size=20).fit(X).background_, explainer.background_)
+    other = _sampled(forest, background_size=20, random_state=1).fit(X).background_
+    assert not np.array_equal(other, explainer.background_)
+    # None or a size above n keeps every row
+    np.testing.assert_array_equal(_sampled(forest, background_size=None).fit(X).background_, X)
+    np.testing.assert_array_equal(_sampled(forest, background_size=500).fit(X).background_, X)
+
+
+def test_expected_value_is_mean_output_on_background(forest, ridge, data):
+    X, y = data
+    explainer = _sampled(forest).fit(X)
+    assert isinstance(explainer.expected_value_, float)
+    assert explainer.expected_value_ == pytest.approx(forest.predict(explainer.background_).mean(), abs=1e-12)
+    explainer = _sampled(ridge, background_size=None).fit(X)
+    assert explainer.expected_value_ == pytest.approx(ridge.predict(X).mean(), abs=1e-12)
+    exp = explainer.explain(X[:3])
+    np.testing.assert_array_equal(exp.base_values, np.full(3, explainer.expected_value_))
+
+    iris = load_iris()
+    classifier = LogisticRegression(max_iter=500).fit(iris.data, iris.target)
+    explainer = _sampled(classifier).fit(iris.data)
+    assert explainer.expected_value_.shape == (3,)
+    np.testing.assert_allclose(
+        explainer.expected_value_, classifier.decision_function(explainer.background_).mean(axis=0), atol=1e-12
+    )
+
+
+def test_pickle_round_trip_gives_identical_values(forest, frame):
+    explainer = _sampled(forest, random_state=7).fit(frame)
+    first = explainer.explain(frame.iloc[:4])
+    restored = pickle.loads(pickle.dumps(explainer))
+    np.testing.assert_array_equal(restored.background_, explainer.background_)
+    assert restored.feature_names_ == NAMES
+    second = restored.explain(frame.iloc[:4])
+    np.testing.assert_array_equal(second.values, first.values)
+    np.testing.assert_array_equal(second.base_values, first.base_values)
+    np.testing.assert_array_equal(second.lower_bounds, first.lower_bounds)
+
+
+def test_int_random_state_is_reproducible_and_none_is_not(forest, data):
+    X, _ = data
+    explainer = _sampled(forest, random_state=5).fit(X)
+    np.testing.assert_array_equal(explainer.explain(X[:4]).values, explainer.explain(X[:4]).values)
+    free = _sampled(forest, random_state=None, background_size=None).fit(X)
+    assert not np.array_equal(free.explain(X[:4]).values, free.explain(X[:4]).values)
+
+
+def test_call_equals_explain(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    a, b = explainer(X[:4]), explainer.explain(X[:4])
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.base_values, b.base_values)
+    np.testing.assert_array_equal(a.upper_bounds, b.upper_bounds)
+    assert a.feature_names == b.feature_names
+
+
+def test_shap_values_returns_ndarray(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    values = explainer.shap_values(X[:4])
+    assert type(values) is np.ndarray
+    assert values.shape == (4, 5)
+    np.testing.assert_array_equal(values, explainer.explain(X[:4]).values)
+
+    iris = load_iris()
+    classifier = LogisticRegression(max_iter=500).fit(iris.data, iris.target)
+    values = _sampled(classifier).fit(iris.data).shap_values(iris.data[:3])
+    assert type(values) is np.ndarray
+    assert values.shape == (3, 4, 3)
+
+
+def test_batch_size_does_not_change_values(forest, data):
+    X, _ = data
+    small = _sampled(forest, batch_size=7).fit(X).explain(X[:5]).values
+    large = _sampled(forest).fit(X).explain(X[:5]).values
+    np.testing.assert_allclose(small, large, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# pandas
+# --------------------------------------------------------------------------------------------
+
+
+def test_pandas_in_names_out(forest, frame):
+    explainer = _sampled(forest).fit(frame)
+    assert isinstance(explainer.feature_names_in_, np.ndarray)
+    assert list(explainer.feature_names_in_) == NAMES
+    assert explainer.feature_names_ == NAMES
+    exp = explainer.explain(frame.iloc[:3])
+    assert exp.feature_names == NAMES
+    assert type(exp.data) is np.ndarray
+    np.testing.assert_array_equal(exp.data, frame.to_numpy()[:3])
+    # explaining an ndarray after a DataFrame fit keeps the names
+    assert explainer.explain(frame.to_numpy()[:3]).feature_names == NAMES
+
+
+def test_refit_on_ndarray_forgets_feature_names(forest, frame):
+    explainer = _sampled(forest).fit(frame)
+    explainer.fit(frame.to_numpy())
+    assert not hasattr(explainer, "feature_names_in_")
+    assert explainer.feature_names_ == [f"x{j}" for j in range(5)]
+
+
+def test_dataframe_columns_in_another_order_raise(forest, frame):
+    explainer = _sampled(forest).fit(frame)
+    with pytest.raises(ValueError, match="feature names"):
+        explainer.explain(frame[["b", "a", "c", "d", "e"]].iloc[:3])
+    renamed = frame.rename(columns={"e": "z"})
+    with pytest.raises(ValueError, match="feature names"):
+        explainer.explain(renamed.iloc[:3])
+
+
+# --------------------------------------------------------------------------------------------
+# input validation
+# --------------------------------------------------------------------------------------------
+
+
+def test_n_features_mismatch_raises(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        explainer.explain(X[:3, :4])
+    with pytest.raises(ValueError, match="features"):
+        explainer.explain(np.hstack([X[:3], X[:3, :1]]))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_raise(forest, data, bad):
+    X, _ = data
+    dirty = X[:30].copy()
+    dirty[4, 2] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _sampled(forest).fit(dirty)
+    explainer = _sampled(forest).fit(X)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        explainer.explain(dirty[:6])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        explainer.explain(pd.DataFrame(dirty[:6]))
+
+
+def test_one_dimensional_input_raises(forest, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="2-D"):
+        _sampled(forest).fit(X[:, 0])
+    explainer = _sampled(forest).fit(X)
+    with pytest.raises(ValueError, match="2-D"):
+        explainer.explain(X[0])
+    with pytest.raises(ValueError, match="2-D"):
+        explainer.explain(X[None])
+
+
+def test_empty_input_raises(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    with pytest.raises(ValueError):
+        explainer.explain(X[:0])
+    with pytest.raises(ValueError):
+        _sampled(forest).fit(X[:, :0])
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "category"])
+def test_string_columns_raise_type_error(forest, frame, dtype):
+    strings = frame.assign(c=pd.Series(["low", "high"] * 50, dtype=dtype))
+    with pytest.raises(TypeError):
+        _sampled(forest).fit(strings)
+    explainer = _sampled(forest).fit(frame)
+    with pytest.raises(TypeError):
+        explainer.explain(strings.iloc[:3])
+
+
+def test_object_string_column_error_names_the_column(forest, frame):
+    strings = frame.assign(c=pd.Series(["low", "high"] * 50, dtype=object))
+    with pytest.raises(TypeError, match=r"non-numeric columns \['c'\]"):
+        _sampled(forest).fit(strings)
+    with pytest.raises(TypeError):
+        _sampled(forest).fit(np.array([["x", "y", "z", "u", "v"]] * 3))
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Float64"])
+def test_nullable_numeric_columns_are_accepted(forest, frame, dtype):
+    nullable = frame.assign(c=(frame["c"] * 10).round().astype(dtype))
+    explainer = _sampled(forest).fit(nullable)
+    exp = explainer.explain(nullable.iloc[:3])
+    np.testing.assert_array_equal(exp.data, nullable.iloc[:3].to_numpy(dtype=np.float64))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("max_evals", 0, ValueError),
+        ("max_evals", -1, ValueError),
+        ("max_evals", "lots", TypeError),
+        ("max_evals", 12.5, TypeError),
+        ("max_evals", True, TypeError),
+        ("background_size", 0, ValueError),
+        ("background_size", -5, ValueError),
+        ("background_size", 2.5, TypeError),
+        ("background_size", "all", TypeError),
+        ("batch_size", 0, ValueError),
+        ("batch_size", -1, ValueError),
+        ("batch_size", "big", TypeError),
+        ("output", "proba", ValueError),
+        ("device", "tpu", ValueError),
+        ("random_state", -1, ValueError),
+        ("random_state", "seed", TypeError),
+    ],
+)
+def test_invalid_params_raise_at_fit(forest, data, name, value, error):
+    X, _ = data
+    explainer = _sampled(forest, **{name: value})
+    with pytest.raises(error, match=name.replace("_", ".") if name != "device" else "device"):
+        explainer.fit(X)
+    # params set on a fitted explainer are checked when it explains
+    fitted = _sampled(forest).fit(X)
+    if name in ("max_evals", "batch_size"):
+        fitted.set_params(**{name: value})
+        with pytest.raises(error):
+            fitted.explain(X[:2])
+
+
+def test_budget_below_sampler_minimum_raises(forest, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="max_evals"):
+        _sampled(forest, sampler="antithetic", max_evals=9).fit(X)  # one pair on 5 features costs 10
+    with pytest.raises(ValueError):
+        _sampled(forest, sampler="exact", max_evals=31).fit(X)
+    fitted = _sampled(forest, sampler="antithetic", max_evals=10).fit(X)
+    with pytest.raises(ValueError, match="max_evals"):
+        fitted.set_params(max_evals=9).explain(X[:2])
+
+
+def test_unknown_sampler_raises(forest, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="sampler"):
+        _sampled(forest, sampler="sobolev").fit(X).explain(X[:2])
+
+
+def test_unknown_sampler_raises_at_fit(forest, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="sampler"):
+        _sampled(forest, sampler="sobolev").fit(X)
