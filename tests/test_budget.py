@@ -92,3 +92,24 @@ def test_large_batches_few_model_calls():
     explainer.explain(rng.normal(size=(40, d)))
     # 40 rows x 198 coalitions x 50 background rows = 396,000 model rows fit one auto batch
     assert model.calls <= 3
+
+
+@pytest.mark.parametrize("batch_size", ["auto", 200])
+def test_threaded_model_calls_same_values_and_counts(batch_size):
+    d, n_background = 6, 20
+    rng = np.random.default_rng(0)
+    background, X = rng.normal(size=(n_background, d)), rng.normal(size=(9, d))
+    results = []
+    for n_jobs in (None, 2, -1):
+        model = CountingModel(d)
+        explainer = PermutationShapExplainer(
+            model, sampler="antithetic", max_evals=60, batch_size=batch_size, n_jobs=n_jobs, random_state=0
+        ).fit(background)
+        model.rows = 0
+        explanation = explainer.explain(X)
+        assert model.rows == explainer.n_model_rows_ == 9 * ((explainer.n_evals_ - 2) * n_background + 1)
+        results.append(explanation.values)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+    with pytest.raises(ValueError, match="n.jobs"):
+        PermutationShapExplainer(CountingModel(d), n_jobs=0).fit(background)

@@ -27,6 +27,7 @@ PARAMS = [
     "batch_size",
     "random_state",
     "progress",
+    "n_jobs",
 ]
 
 

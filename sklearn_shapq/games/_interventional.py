@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,10 @@ class InterventionalGame:
         (at least one coalition's N rows per call).
     empty_value : array of shape (k,), optional
         A known v(∅) (e.g. from an earlier fit); computed from the background when omitted.
+    n_jobs : int
+        Model calls run at once in threads (masked rows are always built in the calling thread).
+        Pays for models that predict in one thread and release the GIL (xgboost with
+        ``n_jobs=1``, most scikit-learn models); use :meth:`close` or a ``with`` block to end them.
 
     Attributes
     ----------
@@ -48,6 +54,7 @@ class InterventionalGame:
         batch_size: int | str = "auto",
         *,
         empty_value: Any = None,
+        n_jobs: int = 1,
     ) -> None:
         self.model_fn = model_fn
         self.backend = model_fn.backend
@@ -58,6 +65,8 @@ class InterventionalGame:
         self.pairs_per_call = max(1, int(batch_size) // n_background)
         self.n_model_rows = 0
         self.n_model_calls = 0
+        self.n_jobs = max(1, int(n_jobs))
+        self._pool = ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else None
         if empty_value is None:
             empty_value = self._model(background).mean(axis=0)
             self.reset_counts()
@@ -79,9 +88,12 @@ class InterventionalGame:
         self.n_model_rows = 0
         self.n_model_calls = 0
 
-    def _model(self, rows: Any) -> Any:
+    def _count(self, rows: Any) -> None:
         self.n_model_rows += int(rows.shape[0])
         self.n_model_calls += 1
+
+    def _model(self, rows: Any) -> Any:
+        self._count(rows)
         return self.model_fn(rows)
 
     def full_values(self, x: Any) -> Any:
@@ -104,12 +116,40 @@ class InterventionalGame:
         """
         xp = self.backend.xp
         n_rows, n_coalitions, d = masks.shape
-        pair_masks = masks.reshape(n_rows * n_coalitions, d)
+        n_pairs = n_rows * n_coalitions
+        pair_masks = masks.reshape(n_pairs, d)
         pair_rows = xp.repeat(xp.arange(n_rows), n_coalitions)
-        values = xp.empty((n_rows * n_coalitions, self.n_outputs), dtype=np.float64)
+        values = xp.empty((n_pairs, self.n_outputs), dtype=np.float64)
         n_background = self.background.shape[0]
-        for start in range(0, n_rows * n_coalitions, self.pairs_per_call):
-            stop = min(start + self.pairs_per_call, n_rows * n_coalitions)
+        # with several threads, split the work so that each gets at least one model call
+        step = min(self.pairs_per_call, -(-n_pairs // self.n_jobs))
+        pending: deque = deque()
+        for start in range(0, n_pairs, step):
+            stop = min(start + step, n_pairs)
             rows = self.backend.masked_rows(x[pair_rows[start:stop]], pair_masks[start:stop], self.background)
-            values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
+            if self._pool is None:
+                values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
+                continue
+            self._count(rows)
+            pending.append((start, stop, self._pool.submit(self.model_fn, rows)))
+            while len(pending) > self.n_jobs:  # bounds the masked rows held in memory
+                self._collect(pending.popleft(), values)
+        while pending:
+            self._collect(pending.popleft(), values)
         return values.reshape(n_rows, n_coalitions, self.n_outputs)
+
+    def _collect(self, job: tuple, values: Any) -> None:
+        start, stop, future = job
+        values[start:stop] = self.backend.background_mean(future.result(), self.background.shape[0])
+
+    def close(self) -> None:
+        """Shut down the model-call threads (if any)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> InterventionalGame:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
