@@ -577,3 +577,22 @@ def test_xgboost_error_falls_with_budget_against_tree_explainer(tree_data, kind)
     assert errors[40 * d] < 0.5 * errors[2 * d]
     assert exact_error < 0.01 * errors[40 * d]
     assert errors[2 * d] > 5e-3  # the cheap estimate really is an estimate
+
+
+def test_xgb_classifier_predict_output_is_refused(regression):
+    X, y = regression
+    model = xgb.XGBClassifier(n_jobs=1, n_estimators=3).fit(X, (y > np.median(y)).astype(int))
+    with pytest.raises(ValueError, match="class labels"):
+        PermutationShapExplainer(model, output="predict", background_size=10).fit(X)
+
+
+def test_ovo_decision_function_gets_generic_output_names():
+    from sklearn.datasets import make_classification
+    from sklearn.svm import SVC
+
+    X, y = make_classification(n_samples=120, n_features=4, n_informative=4, n_redundant=0, n_classes=4, random_state=0)
+    model = SVC(decision_function_shape="ovo").fit(X, y)  # 4 classes -> 6 pairwise columns
+    explainer = PermutationShapExplainer(model, sampler="exact", background_size=10).fit(X)
+    assert explainer.n_outputs_ == 6
+    assert explainer.output_names_ is None
+    assert explainer.explain(X[:2]).output_names == [f"output {j}" for j in range(6)]

@@ -449,3 +449,21 @@ def test_unknown_sampler_raises_at_fit(forest, data):
     X, _ = data
     with pytest.raises(ValueError, match="sampler"):
         _sampled(forest, sampler="sobolev").fit(X)
+
+
+def test_changing_model_or_output_after_fit_requires_refit(forest, data):
+    X, _ = data
+    explainer = _sampled(forest).fit(X)
+    explainer.set_params(output="predict")
+    with pytest.raises(ValueError, match="fit again"):
+        explainer.explain(X[:2])
+    assert explainer.fit(X).explain(X[:2]).values.shape == (2, X.shape[1])
+
+
+def test_exact_with_auto_budget_for_ten_features():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 10))
+    explainer = PermutationShapExplainer(lambda Z: Z[:, 0] * Z[:, 9], sampler="exact", background_size=10)
+    explanation = explainer.fit(X).explain(X[:2])
+    assert explainer.n_evals_ == 2**10
+    np.testing.assert_allclose(explanation.values[:, 1:9], 0.0, atol=1e-15)

@@ -7,6 +7,7 @@ machines without a GPU (DESIGN.md, "Backends").
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from types import ModuleType
 from typing import Any
 
@@ -39,6 +40,10 @@ class ArrayBackend:
     def is_gpu(self) -> bool:
         """Whether arrays of this backend live on a GPU."""
         return self.xp is not np
+
+    def activate(self) -> AbstractContextManager:
+        """Context in which this backend's arrays are created (the CUDA device; nothing on CPU)."""
+        return nullcontext()
 
     def to_device(self, a: Any, dtype: Any = None) -> Any:
         """Return ``a`` as an array of this backend."""

@@ -19,8 +19,9 @@ _MASKED_ROWS_SOURCE = r"""
 class CudaBackend(ArrayBackend):
     """cupy arrays on one CUDA device, with a cupy ElementwiseKernel for masked rows.
 
-    Its numpy twin is :meth:`ArrayBackend.masked_rows`, which CI tests; a ``gpu`` test compares the
-    two on a real device.
+    The kernel's twins are the numba kernel of :class:`CpuBackend` (the same per-element rule) and
+    :meth:`ArrayBackend.masked_rows` (the array code CI runs with numpy); a ``gpu`` test compares
+    the kernel with them on a real device.
 
     Parameters
     ----------
@@ -43,6 +44,10 @@ class CudaBackend(ArrayBackend):
 
     def __reduce__(self) -> tuple:
         return (CudaBackend, (self.device_id,))
+
+    def activate(self) -> Any:
+        """Make this backend's CUDA device current (a ``cupy.cuda.Device`` context)."""
+        return self.device
 
     def to_device(self, a: Any, dtype: Any = None) -> Any:
         """Copy ``a`` to this backend's device."""

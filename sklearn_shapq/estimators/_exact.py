@@ -18,6 +18,14 @@ def coalition_masks(codes: Any, d: int, xp: Any) -> Any:
     return ((codes[:, None] >> bits) & 1).astype(bool)
 
 
+def coalition_sizes(d: int) -> np.ndarray:
+    """Size of every coalition code 0 … 2^d − 1, as int8 (built by doubling, no (2^d, d) temporary)."""
+    sizes = np.zeros(1, dtype=np.int8)
+    for _ in range(d):
+        sizes = np.concatenate([sizes, sizes + 1])
+    return sizes
+
+
 def shapley_weights(d: int) -> np.ndarray:
     """w[s] = s! (d − s − 1)! / d!, the weight of a coalition of size s not containing the player."""
     return np.array([1.0 / (d * comb(d - 1, s)) for s in range(d)])
@@ -37,8 +45,7 @@ def shapley_from_table(table: Any, xp: Any) -> Any:
     """
     n_rows, n_coalitions, k = table.shape
     d = n_coalitions.bit_length() - 1
-    sizes = coalition_masks(xp.arange(n_coalitions), d, xp).sum(axis=1)
-    weight = xp.asarray(np.append(shapley_weights(d), 0.0))[sizes]  # size d never lacks a player
+    weight = xp.asarray(np.append(shapley_weights(d), 0.0)[coalition_sizes(d)])  # size d never lacks a player
     phi = xp.empty((n_rows, d, k), dtype=table.dtype)
     for j in range(d):  # loop over features only; every coalition is handled in array code
         split = table.reshape(n_rows, n_coalitions >> (j + 1), 2, 1 << j, k)
@@ -73,7 +80,7 @@ def exact_shapley(game: Any, x: Any, full_value: Any, *, max_mask_bytes: int = D
     table = xp.empty((n_rows, n_coalitions, k), dtype=full_value.dtype)
     table[:, 0] = game.empty_value
     table[:, -1] = full_value
-    step = max(1, max_mask_bytes // max(1, n_rows * d))
+    step = max(1, max_mask_bytes // max(1, 8 * n_rows * d))  # masks are decoded through int64
     for start in range(1, n_coalitions - 1, step):
         stop = min(start + step, n_coalitions - 1)
         masks = coalition_masks(xp.arange(start, stop, dtype=xp.int64), d, xp)

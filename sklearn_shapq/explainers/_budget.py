@@ -61,6 +61,7 @@ def minimum_evals(sampler: str, d: int) -> int:
 def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     """Choose the sampler and sample size for ``max_evals`` evaluations per row on d features.
 
+    ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
     ``sampler="auto"`` is exact when 2^d fits the budget, else antithetic, else (a budget between
     d + 1 and 2 d − 1) plain Monte Carlo. With d = 1 every sampler is exact (2 evaluations).
 
@@ -71,7 +72,10 @@ def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     """
     if sampler not in PERMUTATION_SAMPLERS:
         raise ValueError(f"Unknown sampler {sampler!r}; choose one of {PERMUTATION_SAMPLERS}.")
-    budget = auto_max_evals(d) if max_evals == "auto" else max_evals
+    if max_evals == "auto":
+        budget = 2**d if sampler == "exact" and d <= MAX_EXACT_FEATURES else auto_max_evals(d)
+    else:
+        budget = max_evals
     if d == 1:
         sampler = "exact"
     elif sampler == "auto":

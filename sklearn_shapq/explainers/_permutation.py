@@ -31,7 +31,7 @@ class PermutationShapExplainer(BaseEstimator):
     Its Shapley values are estimated by walking orderings of the features (every walk telescopes,
     so values plus base value equal the model output exactly), or computed exactly by enumerating
     all 2^d coalitions when that fits the budget. Rows, orderings and coalitions are batched into
-    large model calls; no Python loop runs over them.
+    large model calls; Python loops run only over blocks of them.
 
     Parameters
     ----------
@@ -175,11 +175,11 @@ class PermutationShapExplainer(BaseEstimator):
             keep = np.sort(rng.choice(array.shape[0], self.background_size, replace=False))
             array = array[keep]
         backend = resolve_backend(self.device)
-        game = InterventionalGame(
-            make_model_function(self.model, self.output, backend),
-            backend.to_device(array),
-            self.batch_size,
-        )
+        with backend.activate():
+            game = InterventionalGame(
+                make_model_function(self.model, self.output, backend), backend.to_device(array), self.batch_size
+            )
+            empty = backend.to_numpy(game.empty_value)
         self.background_ = array
         self.n_features_in_ = array.shape[1]
         if names is not None:
@@ -189,15 +189,17 @@ class PermutationShapExplainer(BaseEstimator):
         self.feature_names_ = default_feature_names(
             array.shape[1], names, getattr(self.model, "feature_names_in_", None)
         )
-        empty = backend.to_numpy(game.empty_value)
         self.n_outputs_ = game.n_outputs
-        self.output_names_ = game.model_fn.output_names
+        names_out = game.model_fn.output_names
+        self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
+        self._fitted_model, self._fitted_output = self.model, self.output
         return self
 
-    def _game(self) -> InterventionalGame:
-        backend = resolve_backend(self.device)
+    def _game(self, backend: Any) -> InterventionalGame:
+        if self.model is not self._fitted_model or self.output != self._fitted_output:
+            raise ValueError("model or output changed since fit: call fit again so the base value matches.")
         threads = 1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs == -1 else self.n_jobs
         return InterventionalGame(
             make_model_function(self.model, self.output, backend),
@@ -228,7 +230,8 @@ class PermutationShapExplainer(BaseEstimator):
         n_rows, d = array.shape
         plan = plan_budget(self.sampler, self.max_evals, d)
         orderings = self._draw_orderings(plan, n_rows, d)
-        with self._game() as game:
+        backend = resolve_backend(self.device)
+        with backend.activate(), self._game(backend) as game:
             values, stderr = self._estimate(game, array, plan, orderings)
         self.sampler_ = plan.sampler
         self.n_evals_ = plan.n_evals
@@ -275,11 +278,12 @@ class PermutationShapExplainer(BaseEstimator):
         stderr = np.zeros((n_rows, d, k))
         step = self._rows_per_block(game, plan, d)
         weights = backend.to_device(np.full(plan.n_orderings, 1.0 / max(1, plan.n_orderings)))
+        full_values = game.full_values(backend.to_device(array))  # v(N) = f(x): one model call
         with tqdm(total=n_rows, disable=not self.progress, desc="explaining", unit="row") as bar:
             for start in range(0, n_rows, step):
                 rows = slice(start, min(start + step, n_rows))
                 x = backend.to_device(array[rows])
-                full_value = game.full_values(x)
+                full_value = full_values[rows]
                 if plan.sampler == "exact":
                     values[rows] = backend.to_numpy(exact_shapley(game, x, full_value))
                 else:

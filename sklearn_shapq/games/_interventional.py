@@ -29,7 +29,8 @@ class InterventionalGame:
         Background rows on the backend.
     batch_size : int or "auto"
         Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
-        (at least one coalition's N rows per call).
+        (shared by the batches in flight when ``n_jobs > 1``). A call holds at least one
+        coalition's N rows, so a ``batch_size`` below N gives N-row calls.
     empty_value : array of shape (k,), optional
         A known v(∅) (e.g. from an earlier fit); computed from the background when omitted.
     n_jobs : int
@@ -60,12 +61,13 @@ class InterventionalGame:
         self.backend = model_fn.backend
         self.background = background
         n_background, d = background.shape
-        if batch_size == "auto":
-            batch_size = max(n_background, DEFAULT_MEMORY_BYTES // (8 * d))
+        self.n_jobs = max(1, int(n_jobs))
+        if batch_size == "auto":  # up to n_jobs + 1 batches are alive at once with threads
+            budget = DEFAULT_MEMORY_BYTES // (self.n_jobs + 1 if self.n_jobs > 1 else 1)
+            batch_size = max(n_background, budget // (8 * d))
         self.pairs_per_call = max(1, int(batch_size) // n_background)
         self.n_model_rows = 0
         self.n_model_calls = 0
-        self.n_jobs = max(1, int(n_jobs))
         self._pool = ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else None
         if empty_value is None:
             empty_value = self._model(background).mean(axis=0)
@@ -77,11 +79,6 @@ class InterventionalGame:
     def batch_rows(self) -> int:
         """Model rows per full model call."""
         return self.pairs_per_call * int(self.background.shape[0])
-
-    @property
-    def n_players(self) -> int:
-        """Number of features d."""
-        return int(self.background.shape[1])
 
     def reset_counts(self) -> None:
         """Set the model row and call counters to zero."""
@@ -131,12 +128,16 @@ class InterventionalGame:
                 values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
                 continue
             self._count(rows)
-            pending.append((start, stop, self._pool.submit(self.model_fn, rows)))
+            pending.append((start, stop, self._pool.submit(self._threaded_model, rows)))
             while len(pending) > self.n_jobs:  # bounds the masked rows held in memory
                 self._collect(pending.popleft(), values)
         while pending:
             self._collect(pending.popleft(), values)
         return values.reshape(n_rows, n_coalitions, self.n_outputs)
+
+    def _threaded_model(self, rows: Any) -> Any:
+        with self.backend.activate():
+            return self.model_fn(rows)
 
     def _collect(self, job: tuple, values: Any) -> None:
         start, stop, future = job

@@ -177,15 +177,19 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend) -> ModelFu
             raise NotFittedError(f"This {type(model).__name__} instance is not fitted yet.") from exc
         iteration_range = (0, model.best_iteration + 1) if _has_best_iteration(model) else (0, 0)
         classes = getattr(model, "classes_", None)
-    objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    config = json.loads(booster.save_config())["learner"]
+    objective = config["objective"]["name"]
     is_classification = objective.startswith(("binary:", "multi:"))
     if output == "auto":
         output = "margin" if is_classification else "predict"
+    if output == "predict" and is_classification:
+        raise ValueError("output='predict' would explain class labels; use 'margin', 'log_odds' or 'probability'.")
     if output in ("log_odds", "probability") and not is_classification:
         raise ValueError(f"output={output!r} needs a classification objective; the booster has {objective!r}.")
-    if backend.is_gpu:
+    device = backend.name if backend.is_gpu else "cpu"
+    if config.get("generic_param", {}).get("device", "cpu") != device:  # predict where the rows are
         booster = booster.copy()
-        booster.set_param({"device": backend.name})
+        booster.set_param({"device": device})
     # classifiers: always predict the margin and transform it here, so every objective
     # (binary:logistic/logitraw/hinge, multi:softprob/softmax) gives the same outputs
     predict_type = "margin" if is_classification else "value"
