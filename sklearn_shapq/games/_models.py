@@ -101,9 +101,9 @@ def _is_xgboost(model: Any) -> bool:
     return type(model).__module__.split(".")[0] == "xgboost"
 
 
-def _log_odds(proba: np.ndarray) -> np.ndarray:
-    p = np.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
-    return np.log(p) - np.log1p(-p)
+def _log_odds(proba: Any, xp: Any = np) -> Any:
+    p = xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
+    return xp.log(p) - xp.log1p(-p)
 
 
 def _sklearn_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
@@ -222,8 +222,7 @@ def _margin_transform(output: str, xp: Any) -> Callable[[Any], Any]:
     def log_odds(margin: Any) -> Any:
         if margin.ndim == 1:  # binary margins are the log-odds
             return margin
-        p = xp.clip(probability(margin), _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
-        return xp.log(p) - xp.log1p(-p)
+        return _log_odds(probability(margin), xp)
 
     return log_odds
 
