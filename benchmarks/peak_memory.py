@@ -1,0 +1,28 @@
+"""Peak memory of one explain call: 100 rows, d=16, max_evals=500, 100 background rows, batch_size="auto".
+
+Run: ``python benchmarks/peak_memory.py``. 4.8 M model rows (614 MB if built at once) go through
+128 MiB batches, so the peak RSS rises by about the batch size plus the model's own buffers.
+"""
+
+import resource
+import time
+
+import numpy as np
+import xgboost
+
+from sklearn_shapq import PermutationShapExplainer
+
+rng = np.random.default_rng(0)
+d = 16
+X = rng.normal(size=(3000, d))
+y = X[:, 0] * X[:, 1] + X[:, 2]
+m = xgboost.XGBRegressor(n_estimators=200, max_depth=6, n_jobs=1).fit(X, y)
+e = PermutationShapExplainer(m, sampler="antithetic", max_evals=500, random_state=0).fit(X)
+e.explain(X[:2])
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t = time.perf_counter()
+e.explain(X[:100])
+t = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(f"explain 100 rows d=16 max_evals=500: {t:.1f}s, model rows {e.n_model_rows_}")
+print(f"peak RSS {peak:.0f} MiB (before explain {base:.0f} MiB)")
