@@ -57,7 +57,8 @@ class PermutationShapExplainer(BaseEstimator):
         Where masked rows are built and averaged (numba on cpu, cupy on cuda). xgboost models
         predict on the same device.
     batch_size : int or "auto", default="auto"
-        Most model rows per model call; "auto" fills 128 MiB of float64 rows.
+        Most model rows per model call; "auto" fills 128 MiB of float64 rows (shared by the calls in
+        flight when ``n_jobs > 1``). Calls hold whole coalitions, so at least N background rows.
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the background subsample and the orderings. An int gives identical results on
         every call. numpy's global random state is never used.
