@@ -24,27 +24,40 @@ class CountingModel:
     [
         ("exact", 64, 6, ("exact", 0, 64)),
         ("auto", 500, 8, ("exact", 0, 256)),
-        ("auto", 500, 9, ("antithetic", 31, 2 + 62 * 8)),
+        ("auto", 500, 9, ("sbq", 62, 2 + 62 * 8)),
+        ("auto", 2000, 17, ("orthogonal", 124, 2 + 124 * 16)),
         ("auto", 20, 16, ("mc", 1, 17)),
         ("mc", 100, 10, ("mc", 10, 92)),
-        ("antithetic", 100, 10, ("antithetic", 5, 92)),
-        ("antithetic", 101, 11, ("antithetic", 4, 82)),  # odd remainder left unused
+        ("sobol", 100, 10, ("sobol", 10, 92)),
+        ("herding", 100, 10, ("herding", 10, 92)),
+        ("sbq", 100, 10, ("sbq", 10, 92)),
+        ("antithetic", 100, 10, ("antithetic", 10, 92)),
+        ("orthogonal", 100, 10, ("orthogonal", 10, 92)),
+        ("antithetic", 101, 11, ("antithetic", 8, 82)),  # odd remainder left unused
+        ("owen", 100, 4, ("owen", 10, 100)),  # 2 runs x 10 grid points x (d + 1)
+        ("owen_halved", 100, 4, ("owen_halved", 10, 100)),
+        ("owen_halved", 95, 4, ("owen_halved", 8, 80)),  # grid rounded down to an even size
+        ("stratified", 801, 10, ("stratified", 400, 800)),
         ("mc", 2, 1, ("exact", 0, 2)),
     ],
 )
 def test_plan_budget(sampler, max_evals, d, expected):
     plan = plan_budget(sampler, max_evals, d)
-    assert (plan.sampler, plan.n_units, plan.n_evals) == expected
+    assert (plan.sampler, plan.size, plan.n_evals) == expected
     assert plan.n_evals <= max_evals
 
 
 def test_auto_budget():
     assert auto_max_evals(16) == 500
     assert auto_max_evals(100) == 2 + 20 * 99
-    assert plan_budget("auto", "auto", 100).n_units == 10
+    assert plan_budget("auto", "auto", 100).size == 20
 
 
-@pytest.mark.parametrize(("sampler", "d"), [("mc", 10), ("antithetic", 10), ("exact", 10)])
+@pytest.mark.parametrize(
+    "sampler",
+    ["mc", "antithetic", "orthogonal", "sobol", "herding", "sbq", "owen", "owen_halved", "stratified", "exact"],
+)
+@pytest.mark.parametrize("d", [3, 10])
 def test_budget_below_minimum_is_a_clear_error(sampler, d):
     with pytest.raises(ValueError, match="below the minimum"):
         plan_budget(sampler, minimum_evals(sampler, d) - 1, d)

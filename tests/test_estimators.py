@@ -7,7 +7,7 @@ from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import CpuBackend
 from sklearn_shapq.estimators import combine_units, permutation_walk, shapley_from_table
 from sklearn_shapq.estimators._units import UnitSamples
-from sklearn_shapq.samplers import antithetic_orderings, random_orderings
+from sklearn_shapq.samplers import sample_permutations
 
 from brute_force import brute_force_shapley, interventional_value, random_polynomial_model
 
@@ -195,14 +195,19 @@ def test_walk_weights_and_units():
 
     x = rng.normal(size=(2, d))
     full = f(x)[:, None]
-    orderings = antithetic_orderings(rng, 2, 3, d)
-    weights = np.array([0.1, 0.1, 0.2, 0.2, 0.15, 0.25])
-    units = permutation_walk(Game(), x, full, orderings, weights, 2)
-    assert units.values.shape == (2, 3, d, 1)
-    np.testing.assert_allclose(units.weights, [0.2, 0.4, 0.4])
-    estimate, _ = combine_units(units, np)
-    np.testing.assert_allclose(estimate[..., 0].sum(1), full[:, 0], atol=1e-12)
-    assert random_orderings(rng, 1, 5, d).shape == (1, 5, d)
+    orderings = np.stack([sample_permutations("mc", 6, d, random_state=seed)[0] for seed in (1, 2)])
+    bounds = np.array([0, 1, 4, 6])  # units of unequal sizes
+    unit_values = permutation_walk(Game(), x, full, orderings, bounds, max_mask_bytes=40)
+    assert unit_values.shape == (2, 3, d, 1)
+    per_ordering = permutation_walk(Game(), x, full, orderings, np.arange(7))
+    for u in range(3):
+        np.testing.assert_allclose(
+            unit_values[:, u], per_ordering[:, bounds[u] : bounds[u + 1]].mean(1), atol=1e-12, rtol=0
+        )
+    estimate, _ = combine_units(UnitSamples(unit_values, np.array([0.2, 0.4, 0.4])), np)
+    np.testing.assert_allclose(estimate[..., 0].sum(1), full[:, 0] - 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="unit_bounds"):
+        permutation_walk(Game(), x, full, orderings, np.array([0, 3, 3, 6]))
 
 
 def test_combine_units_single_unit_is_nan_and_equal_weights_give_sem():

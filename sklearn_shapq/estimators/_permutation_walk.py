@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sklearn_shapq.estimators._units import UnitSamples
+import numpy as np
 
 DEFAULT_MASK_BYTES = 64 * 2**20
 """Most bytes of coalition masks built at once."""
@@ -33,16 +33,16 @@ def permutation_walk(
     x: Any,
     full_value: Any,
     orderings: Any,
-    weights: Any,
-    unit_size: int,
+    unit_bounds: np.ndarray,
     *,
     max_mask_bytes: int = DEFAULT_MASK_BYTES,
-) -> UnitSamples:
-    """Walk every ordering of every explained row and collect per-unit marginal contributions.
+) -> Any:
+    """Walk every ordering of every explained row; return the mean marginal contributions per unit.
 
-    For ordering p with weight w, feature p[t] receives w · (v(p[:t+1]) − v(p[:t])). The sum over a
-    walk telescopes to v(N) − v(∅), so any weights summing to 1 give exactly efficient estimates.
-    v(∅) and v(N) are cached: each ordering costs d − 1 new evaluations of v.
+    Along ordering p, feature p[t] receives v(p[:t+1]) − v(p[:t]). The contributions of one walk
+    sum to v(N) − v(∅), so any unit weights summing to 1 give exactly efficient estimates
+    (:func:`~sklearn_shapq.estimators.combine_units`). v(∅) and v(N) are cached: each ordering
+    costs d − 1 new evaluations of v.
 
     Parameters
     ----------
@@ -53,32 +53,33 @@ def permutation_walk(
     full_value : array of shape (B, k)
         v(N) of each row.
     orderings : int array of shape (B, n, d)
-        Row b's orderings; consecutive groups of ``unit_size`` form the independent units.
-    weights : array of shape (n,)
-        Weight of each ordering (shared by all rows), summing to 1.
-    unit_size : int
-        Orderings per independent unit (1 for Monte Carlo, 2 for antithetic pairs).
+        Row b's orderings.
+    unit_bounds : int ndarray of shape (m + 1,)
+        Unit u holds orderings ``unit_bounds[u]`` … ``unit_bounds[u + 1] − 1`` (from 0 to n).
     max_mask_bytes : int
         Bound on coalition masks built at once; larger walks run in blocks of units.
 
     Returns
     -------
-    UnitSamples
+    array of shape (B, m, d, k)
+        Mean contribution of each unit's orderings.
     """
     xp = game.backend.xp
     n_rows, n_orderings, d = orderings.shape
-    if n_orderings % unit_size:
-        raise ValueError(f"{n_orderings} orderings do not split into units of {unit_size}.")
-    n_units = n_orderings // unit_size
+    unit_bounds = np.asarray(unit_bounds)
+    if unit_bounds[0] != 0 or unit_bounds[-1] != n_orderings or np.any(np.diff(unit_bounds) < 1):
+        raise ValueError("unit_bounds must rise strictly from 0 to the number of orderings.")
+    n_units = len(unit_bounds) - 1
     k = int(full_value.shape[1])
-    units_per_block = max(1, max_mask_bytes // max(1, n_rows * unit_size * (d - 1) * d))
-    unit_weights = weights.reshape(n_units, unit_size).sum(axis=1)
+    orderings_per_block = max(1, max_mask_bytes // max(1, n_rows * (d - 1) * d))
     unit_values = xp.empty((n_rows, n_units, d, k), dtype=full_value.dtype)
-    for first in range(0, n_units, units_per_block):
-        last = min(first + units_per_block, n_units)
-        block = slice(first * unit_size, last * unit_size)
-        ranks = xp.argsort(orderings[:, block], axis=-1)
-        n_block = ranks.shape[1]
+    first = 0
+    while first < n_units:
+        last = max(first + 1, int(np.searchsorted(unit_bounds, unit_bounds[first] + orderings_per_block, "right")) - 1)
+        last = min(last, n_units)
+        start, stop = int(unit_bounds[first]), int(unit_bounds[last])
+        ranks = xp.argsort(orderings[:, start:stop], axis=-1)
+        n_block = stop - start
         masks = prefix_masks(ranks, xp).reshape(n_rows, n_block * (d - 1), d)
         inner = game(x, masks).reshape(n_rows, n_block, d - 1, k)
         path = xp.concatenate(
@@ -91,7 +92,18 @@ def permutation_walk(
         )
         steps = path[:, :, 1:] - path[:, :, :-1]  # (B, n_block, d, k): step t adds feature p[t]
         contributions = xp.take_along_axis(steps, ranks[..., None].astype(xp.int64), axis=2)
-        w = weights[block].reshape(1, last - first, unit_size, 1, 1)
-        grouped = contributions.reshape(n_rows, last - first, unit_size, d, k)
-        unit_values[:, first:last] = (w * grouped).sum(axis=2) / unit_weights[None, first:last, None, None]
-    return UnitSamples(unit_values, unit_weights)
+        unit_values[:, first:last] = _unit_means(contributions, unit_bounds[first : last + 1] - start, xp)
+        first = last
+    return unit_values
+
+
+def _unit_means(contributions: Any, bounds: np.ndarray, xp: Any) -> Any:
+    """Means over consecutive groups of axis 1 (group u = ``bounds[u]`` … ``bounds[u + 1] − 1``)."""
+    sizes = np.diff(bounds)
+    if np.all(sizes == sizes[0]):
+        n_rows, n, d, k = contributions.shape
+        return contributions.reshape(n_rows, n // sizes[0], sizes[0], d, k).mean(axis=2)
+    totals = xp.cumsum(contributions, axis=1)
+    totals = xp.concatenate([xp.zeros_like(totals[:, :1]), totals], axis=1)
+    ends, starts = xp.asarray(bounds[1:]), xp.asarray(bounds[:-1])
+    return (totals[:, ends] - totals[:, starts]) / xp.asarray(sizes, dtype=contributions.dtype)[:, None, None]

@@ -1,12 +1,17 @@
 """Budget rules of the permutation explainer: from ``max_evals`` to a sampler and a sample size.
 
-A budget counts evaluations of the value function v per explained row. v(∅) and v(N) are cached,
-so they count once (2 evaluations); each ordering then costs d − 1 evaluations:
+A budget counts evaluations of the value function v per explained row (each costs one model row
+per background row).
 
-* ``"exact"``: all 2^d coalitions → 2^d evaluations;
-* ``"mc"``: n orderings → 2 + n (d − 1), at least one ordering (d + 1);
-* ``"antithetic"``: p pairs → 2 + 2 p (d − 1), at least one pair (2 d). An odd remainder of the
-  budget that does not fill a whole pair is left unused, so standard errors stay over whole pairs.
+* Walks (``"mc"``, ``"sobol"``, ``"herding"``, ``"sbq"``): v(∅) and v(N) are cached, so they count
+  once (2 evaluations); each ordering then costs d − 1: n orderings cost 2 + n (d − 1).
+  ``"antithetic"`` and ``"orthogonal"`` spend whole pairs of reversed orderings, 2 (d − 1) each;
+  an odd remainder of the budget is left unused.
+* ``"exact"``: all 2^d coalitions.
+* ``"owen"`` / ``"owen_halved"``: 2 runs of a q-grid of n_q points; one mask costs d + 1 (v of the
+  mask and of its d one-feature flips), so 2 n_q (d + 1); n_q >= 2 (even for the halved variant).
+* ``"stratified"``: n marginal samples of 2 evaluations each, 2 n; the first half fills all d²
+  strata with at least 2 samples, so at least 8 d².
 """
 
 from __future__ import annotations
@@ -14,9 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sklearn_shapq.estimators._exact import MAX_EXACT_FEATURES
+from sklearn_shapq.estimators._owen import owen_plan
+from sklearn_shapq.estimators._stratified import stratified_plan
 
-PERMUTATION_SAMPLERS = ("auto", "exact", "mc", "antithetic")
-_UNIT_SIZE = {"mc": 1, "antithetic": 2}
+WALK_SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq")
+BASELINE_SAMPLERS = ("owen", "owen_halved", "stratified")
+PERMUTATION_SAMPLERS = ("auto", "exact", *WALK_SAMPLERS, *BASELINE_SAMPLERS)
+_ORDERINGS_PER_STEP = {"antithetic": 2, "orthogonal": 2}
+_OWEN_RUNS = 2
+
+KERNEL_METHOD_MAX_FEATURES = 16
+"""``sampler="auto"`` uses SBQ up to this d (kernel methods win at low d), orthogonal codes above."""
 
 
 @dataclass(frozen=True)
@@ -26,24 +39,17 @@ class BudgetPlan:
     Attributes
     ----------
     sampler : str
-        "exact", "mc" or "antithetic".
-    n_units : int
-        Independent units (orderings for mc, pairs for antithetic, 0 for exact).
-    unit_size : int
-        Orderings per unit.
+        A concrete sampler (never "auto").
+    size : int
+        Orderings per row for walks, q-grid points per run for Owen, marginal samples for
+        stratified, 0 for exact.
     n_evals : int
-        Evaluations of v per explained row, including v(∅) and v(N).
+        Evaluations of v per explained row.
     """
 
     sampler: str
-    n_units: int
-    unit_size: int
+    size: int
     n_evals: int
-
-    @property
-    def n_orderings(self) -> int:
-        """Orderings walked per explained row."""
-        return self.n_units * self.unit_size
 
 
 def auto_max_evals(d: int) -> int:
@@ -55,15 +61,21 @@ def minimum_evals(sampler: str, d: int) -> int:
     """Smallest budget ``sampler`` can run with on d features."""
     if sampler == "exact" or d == 1:
         return 2**d
-    return 2 + _UNIT_SIZE[sampler] * (d - 1)
+    if sampler in ("owen", "owen_halved"):
+        return _OWEN_RUNS * 2 * (d + 1)
+    if sampler == "stratified":
+        return 8 * d * d
+    return 2 + _ORDERINGS_PER_STEP.get(sampler, 1) * (d - 1)
 
 
 def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     """Choose the sampler and sample size for ``max_evals`` evaluations per row on d features.
 
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
-    ``sampler="auto"`` is exact when 2^d fits the budget, else antithetic, else (a budget between
-    d + 1 and 2 d − 1) plain Monte Carlo. With d = 1 every sampler is exact (2 evaluations).
+    ``sampler="auto"``: exact when 2^d fits the budget; else SBQ for d <= 16 (kernel methods have
+    the lowest error at low d, spec §5.4 and ``benchmarks/bench_convergence.py``), orthogonal codes
+    above (never worse than antithetic, better as the budget grows); plain Monte Carlo when the
+    budget cannot pay for one pair of orderings. With d = 1 every sampler is exact (2 evaluations).
 
     Raises
     ------
@@ -79,12 +91,7 @@ def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     if d == 1:
         sampler = "exact"
     elif sampler == "auto":
-        if d <= MAX_EXACT_FEATURES and 2**d <= budget:
-            sampler = "exact"
-        elif budget >= minimum_evals("antithetic", d):
-            sampler = "antithetic"
-        else:
-            sampler = "mc"
+        sampler = _auto_sampler(budget, d)
     if sampler == "exact" and d > MAX_EXACT_FEATURES:
         raise ValueError(f"sampler='exact' enumerates 2^{d} coalitions; use it for d <= {MAX_EXACT_FEATURES}.")
     needed = minimum_evals(sampler, d)
@@ -94,7 +101,21 @@ def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
             "evaluations of the value function per row)."
         )
     if sampler == "exact":
-        return BudgetPlan("exact", 0, 1, 2**d)
-    unit_size = _UNIT_SIZE[sampler]
-    n_units = (budget - 2) // (unit_size * (d - 1))
-    return BudgetPlan(sampler, n_units, unit_size, 2 + n_units * unit_size * (d - 1))
+        return BudgetPlan("exact", 0, 2**d)
+    if sampler in ("owen", "owen_halved"):
+        n_q = owen_plan(budget, d, halved=sampler == "owen_halved", runs=_OWEN_RUNS)
+        return BudgetPlan(sampler, n_q, _OWEN_RUNS * n_q * (d + 1))
+    if sampler == "stratified":
+        n_samples = stratified_plan(budget, d)
+        return BudgetPlan(sampler, n_samples, 2 * n_samples)
+    step = _ORDERINGS_PER_STEP.get(sampler, 1)
+    n_orderings = step * ((budget - 2) // (step * (d - 1)))
+    return BudgetPlan(sampler, n_orderings, 2 + n_orderings * (d - 1))
+
+
+def _auto_sampler(budget: int, d: int) -> str:
+    if d <= MAX_EXACT_FEATURES and 2**d <= budget:
+        return "exact"
+    if budget < minimum_evals("orthogonal", d):
+        return "mc"
+    return "sbq" if d <= KERNEL_METHOD_MAX_FEATURES else "orthogonal"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,17 @@ from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import check_data, check_positive_int, default_feature_names
 from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import combine_units, exact_shapley, permutation_walk
+from sklearn_shapq.estimators import (
+    combine_units,
+    exact_shapley,
+    owen_shapley,
+    stratified_shapley,
+    walk_source,
+)
 from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._budget import BudgetPlan, plan_budget
 from sklearn_shapq.games import InterventionalGame, make_model_function
-from sklearn_shapq.samplers import antithetic_orderings, random_orderings
+from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, make_source
 
 _MAX_ROWS_PER_BLOCK = 4096
 
@@ -39,14 +46,36 @@ class PermutationShapExplainer(BaseEstimator):
         A fitted scikit-learn regressor, classifier or Pipeline, an xgboost sklearn model or
         Booster, or a callable mapping an (n, d) array to (n,) or (n, k) outputs. With
         ``device="cuda"`` a callable receives cupy arrays.
-    sampler : {"auto", "exact", "mc", "antithetic"}, default="auto"
-        "exact" enumerates all coalitions; "mc" walks i.i.d. uniform orderings; "antithetic" walks
-        pairs of an ordering and its reverse (exact for games with at most pairwise interactions).
-        "auto" is exact when 2^d <= ``max_evals``, else antithetic.
+    sampler : str, default="auto"
+        How coalitions are chosen (see the user guide for the evidence behind each):
+
+        - "exact": all 2^d coalitions (d <= 30).
+        - Permutation walks, all unbiased and exactly efficient: "mc" (i.i.d. uniform orderings),
+          "antithetic" (an ordering and its reverse: exact for games with at most pairwise
+          interactions), "orthogonal" (orthogonal spherical codes: blocks of 2 (d − 1) orderings
+          from an orthonormal basis and its antipodes), "sobol" (scrambled Sobol points on the
+          sphere), "herding" (kernel herding) and "sbq" (sequential Bayesian quadrature, weighted),
+          both with the Mallows kernel. mc, antithetic and orthogonal draw independent orderings
+          for every row; sobol, herding and sbq build one design per ``explain`` call that every
+          row walks.
+        - Baselines: "owen", "owen_halved" (Owen's multilinear extension on a q-grid, plain or
+          antithetic) and "stratified" (Castro et al. 2017, strata of feature × coalition size
+          with variance-proportional reallocation). They are not exactly efficient.
+        - "auto": exact when 2^d <= ``max_evals``; else "sbq" for d <= 16 and "orthogonal" above
+          (plain "mc" when the budget cannot pay for a pair of orderings).
     max_evals : int or "auto", default="auto"
-        Evaluations of the value function per explained row, v(∅) and v(N) included (each counted
-        once). An ordering costs d − 1 evaluations, an antithetic pair 2 (d − 1), exact 2^d.
-        "auto" is max(500, 2 + 20 (d − 1)).
+        Evaluations of the value function per explained row. Walks count v(∅) and v(N) once and
+        d − 1 per ordering (antithetic and orthogonal spend whole pairs); exact costs 2^d;
+        Owen 2 n_q (d + 1) for a q-grid of n_q points (at least 4 (d + 1)); stratified 2 per
+        marginal sample (at least 8 d²). "auto" is max(500, 2 + 20 (d − 1)).
+    tol : float or None, default=None
+        Early stopping for permutation walks: an explained row stops adding sampling units once
+        every standard error of it is below ``tol`` (checked about 10 times over the budget).
+        ``n_evals_per_row_`` records what each row used.
+    lam : float, default=4.0
+        Mallows kernel bandwidth λ of "herding" and "sbq".
+    n_candidates : int, default=25
+        Uniform candidate orderings per greedy step of "herding" and "sbq".
     background_size : int or None, default=100
         Background rows kept from ``fit`` data (a reproducible random subsample); None keeps all.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
@@ -86,7 +115,10 @@ class PermutationShapExplainer(BaseEstimator):
     sampler_ : str
         Sampler used by the last ``explain`` call.
     n_evals_ : int
-        Value-function evaluations per explained row used by the last ``explain`` call.
+        Value-function evaluations per explained row used by the last ``explain`` call (with
+        ``tol``, the most any row used).
+    n_evals_per_row_ : ndarray of shape (n,)
+        Evaluations used by each explained row of the last ``explain`` call.
     n_model_rows_ : int
         Rows the model received during the last ``explain`` call (``fit`` additionally evaluates
         the N background rows once for the base value).
@@ -112,6 +144,9 @@ class PermutationShapExplainer(BaseEstimator):
         *,
         sampler: str = "auto",
         max_evals: int | str = "auto",
+        tol: float | None = None,
+        lam: float = DEFAULT_LAMBDA,
+        n_candidates: int = DEFAULT_CANDIDATES,
         background_size: int | None = 100,
         output: str = "auto",
         device: str = "cpu",
@@ -123,6 +158,9 @@ class PermutationShapExplainer(BaseEstimator):
         self.model = model
         self.sampler = sampler
         self.max_evals = max_evals
+        self.tol = tol
+        self.lam = lam
+        self.n_candidates = n_candidates
         self.background_size = background_size
         self.output = output
         self.device = device
@@ -153,6 +191,11 @@ class PermutationShapExplainer(BaseEstimator):
             check_positive_int(self.background_size, "background_size")
         if self.n_jobs is not None and self.n_jobs != -1:
             check_positive_int(self.n_jobs, "n_jobs")
+        check_positive_int(self.n_candidates, "n_candidates")
+        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0):
+            raise ValueError(f"tol must be None or a positive number, got {self.tol!r}.")
+        if not (isinstance(self.lam, Real) and np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
         plan_budget(self.sampler, self.max_evals, n_features)
 
     def fit(self, X: Any, y: Any = None) -> PermutationShapExplainer:
@@ -230,12 +273,13 @@ class PermutationShapExplainer(BaseEstimator):
         array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
         n_rows, d = array.shape
         plan = plan_budget(self.sampler, self.max_evals, d)
-        orderings = self._draw_orderings(plan, n_rows, d)
+        rng = make_generator(self.random_state, stream=1)
         backend = resolve_backend(self.device)
         with backend.activate(), self._game(backend) as game:
-            values, stderr = self._estimate(game, array, plan, orderings)
+            values, stderr, n_evals = self._estimate(game, array, plan, rng)
         self.sampler_ = plan.sampler
-        self.n_evals_ = plan.n_evals
+        self.n_evals_per_row_ = n_evals
+        self.n_evals_ = int(n_evals.max()) if n_rows else plan.n_evals
         self.n_model_rows_ = game.n_model_rows
         return make_explanation(
             values,
@@ -253,46 +297,49 @@ class PermutationShapExplainer(BaseEstimator):
         """Shapley values of ``X`` as an array of shape (n, d) or (n, d, k)."""
         return self.explain(X).values
 
-    def _draw_orderings(self, plan: BudgetPlan, n_rows: int, d: int) -> np.ndarray | None:
-        rng = make_generator(self.random_state, stream=1)
-        if plan.sampler == "mc":
-            return random_orderings(rng, n_rows, plan.n_units, d)
-        if plan.sampler == "antithetic":
-            return antithetic_orderings(rng, n_rows, plan.n_units, d)
-        return None
-
     def _rows_per_block(self, game: InterventionalGame, plan: BudgetPlan, d: int) -> int:
         """Explained rows per block: enough to fill a model batch, few enough to bound masks."""
-        coalitions = plan.n_evals - 2
-        model_rows = max(1, coalitions * game.background.shape[0])
-        by_batch = game.n_jobs * game.batch_rows // model_rows
+        coalitions = max(1, plan.n_evals - 2)
+        by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.background.shape[0])
         by_masks = DEFAULT_MASK_BYTES // max(1, coalitions * d)
-        return int(np.clip(min(by_batch, by_masks), 1, _MAX_ROWS_PER_BLOCK))
+        by_units = DEFAULT_MASK_BYTES // max(1, (plan.size + 1) * d * game.n_outputs * 8)
+        return int(np.clip(min(by_batch, by_masks, by_units), 1, _MAX_ROWS_PER_BLOCK))
 
     def _estimate(
-        self, game: InterventionalGame, array: np.ndarray, plan: BudgetPlan, orderings: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, game: InterventionalGame, array: np.ndarray, plan: BudgetPlan, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         backend = game.backend
         n_rows, d = array.shape
-        k = game.n_outputs
-        values = np.empty((n_rows, d, k))
-        stderr = np.zeros((n_rows, d, k))
-        step = self._rows_per_block(game, plan, d)
-        weights = backend.to_device(np.full(plan.n_orderings, 1.0 / max(1, plan.n_orderings)))
+        values = np.empty((n_rows, d, game.n_outputs))
+        stderr = np.zeros((n_rows, d, game.n_outputs))
+        n_evals = np.full(n_rows, plan.n_evals)
+        # Blocks depend on the budget only for samplers drawing from ``rng`` block by block, so
+        # their values do not depend on batch_size or n_jobs; walks address orderings by row.
+        if plan.sampler in ("owen", "owen_halved", "stratified"):
+            step = max(1, min(_MAX_ROWS_PER_BLOCK, DEFAULT_MASK_BYTES // max(1, plan.n_evals * d)))
+        else:
+            step = self._rows_per_block(game, plan, d)
+        source = None
+        if plan.sampler not in ("exact", "owen", "owen_halved", "stratified"):
+            source = make_source(plan.sampler, plan.size, d, rng, lam=self.lam, n_candidates=self.n_candidates)
         full_values = game.full_values(backend.to_device(array))  # v(N) = f(x): one model call
         with tqdm(total=n_rows, disable=not self.progress, desc="explaining", unit="row") as bar:
             for start in range(0, n_rows, step):
                 rows = slice(start, min(start + step, n_rows))
                 x = backend.to_device(array[rows])
-                full_value = full_values[rows]
                 if plan.sampler == "exact":
-                    values[rows] = backend.to_numpy(exact_shapley(game, x, full_value))
-                else:
-                    units = permutation_walk(
-                        game, x, full_value, backend.to_device(orderings[rows]), weights, plan.unit_size
-                    )
+                    estimate, error = exact_shapley(game, x, full_values[rows]), None
+                elif plan.sampler == "stratified":
+                    estimate, error = stratified_shapley(game, x, plan.size, rng)
+                elif plan.sampler in ("owen", "owen_halved"):
+                    units = owen_shapley(game, x, plan.size, rng, halved=plan.sampler == "owen_halved")
                     estimate, error = combine_units(units, backend.xp)
-                    values[rows] = backend.to_numpy(estimate)
+                else:
+                    indices = np.arange(rows.start, rows.stop)
+                    estimate, error, walked = walk_source(game, x, full_values[rows], source, indices, tol=self.tol)
+                    n_evals[rows] = 2 + walked * (d - 1)
+                values[rows] = backend.to_numpy(estimate)
+                if error is not None:
                     stderr[rows] = backend.to_numpy(error)
                 bar.update(rows.stop - rows.start)
-        return values, stderr
+        return values, stderr, n_evals
