@@ -13,6 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
+
+# rows of the (rows, 2**bits) cipher grid evaluated at once in keyed_orderings: bounds the uint64
+# temporaries to a few times 32 MiB
+_GRID_ELEMENTS = 1 << 22
+
 
 class ArrayBackend:
     """Array-namespace backend: every operation is plain ``xp`` array code.
@@ -83,6 +89,50 @@ class ArrayBackend:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""
         k = outputs.shape[1]
         return outputs.reshape(-1, n_background, k).mean(axis=1)
+
+    def keyed_orderings(self, keys: Any, n_features: int) -> Any:
+        """Feature orderings defined by round keys (keyed VariablePhilox bijection plus compaction).
+
+        Row ``p`` is the order-preserving filter of ``f_p(0), ..., f_p(2**b - 1)`` to the values
+        below ``n_features``, where ``f_p`` is the VariablePhilox bijection of ``[0, 2**b)`` keyed by
+        ``keys[p]`` and ``b = domain_bits(n_features)``; entry ``k`` is the feature that joins at
+        step ``k``. All backends return bit-identical orderings for the same keys.
+
+        Parameters
+        ----------
+        keys : uint32 array of shape (P, R)
+            Round keys, one row per ordering, e.g. from
+            :func:`~sklearn_shapq.backends._feistel.ordering_keys` (R = 24).
+        n_features : int
+            Number of features d, at least 1.
+
+        Returns
+        -------
+        int32 array of shape (P, d)
+            Each row a permutation of ``0 .. d-1``, on this backend's device.
+
+        Examples
+        --------
+        >>> from sklearn_shapq.backends._feistel import ordering_keys
+        >>> orderings = ArrayBackend(np).keyed_orderings(ordering_keys(0, np.arange(3)), 6)
+        >>> orderings.shape, orderings.dtype
+        ((3, 6), dtype('int32'))
+        >>> sorted(orderings[0].tolist())
+        [0, 1, 2, 3, 4, 5]
+        """
+        xp = self.xp
+        keys = xp.asarray(keys, dtype=xp.uint32)
+        bits = check_ordering_args(keys, n_features)
+        domain = xp.arange(1 << bits, dtype=xp.uint64)
+        out = xp.empty((keys.shape[0], n_features), dtype=xp.int32)
+        rows_per_block = max(1, _GRID_ELEMENTS >> bits)
+        for start in range(0, keys.shape[0], rows_per_block):
+            block = keys[start : start + rows_per_block]
+            images = variable_philox(xp.broadcast_to(domain, (block.shape[0], domain.size)), block, bits, xp)
+            # a bijection: every row holds exactly d values below d, and boolean indexing keeps
+            # them row by row in domain order, which is the compaction
+            out[start : start + block.shape[0]] = images[images < np.uint64(n_features)].reshape(-1, n_features)
+        return out
 
 
 def _rebuild_array_backend(module_name: str, name: str) -> ArrayBackend:

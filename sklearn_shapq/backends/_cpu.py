@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
+from sklearn_shapq.backends._feistel import check_ordering_args, keyed_orderings_kernel
 
 
 @numba.njit(parallel=True, cache=True)
@@ -20,7 +21,7 @@ def _masked_rows_kernel(x: np.ndarray, masks: np.ndarray, background: np.ndarray
 
 
 class CpuBackend(ArrayBackend):
-    """numpy arrays; numba for building masked model inputs without temporaries."""
+    """numpy arrays; numba for building masked model inputs without temporaries and for orderings."""
 
     def __init__(self) -> None:
         super().__init__(np, "cpu")
@@ -38,4 +39,22 @@ class CpuBackend(ArrayBackend):
             np.ascontiguousarray(background, dtype=dtype),
             out,
         )
+        return out
+
+    def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
+        """Feature orderings defined by round keys, by a parallel numba kernel.
+
+        See :meth:`ArrayBackend.keyed_orderings`; the result is bit-identical.
+
+        Examples
+        --------
+        >>> from sklearn_shapq.backends._feistel import ordering_keys
+        >>> orderings = CpuBackend().keyed_orderings(ordering_keys(0, np.arange(3)), 6)
+        >>> bool((orderings == ArrayBackend(np).keyed_orderings(ordering_keys(0, np.arange(3)), 6)).all())
+        True
+        """
+        keys = np.ascontiguousarray(keys, dtype=np.uint32)
+        bits = check_ordering_args(keys, n_features)
+        out = np.empty((keys.shape[0], n_features), dtype=np.int32)
+        keyed_orderings_kernel(keys, bits, out)
         return out

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from sklearn_shapq.backends._array_ops import ArrayBackend
+from sklearn_shapq.backends._feistel import CUDA_KEYED_ORDERINGS, CUDA_KEYED_ORDERINGS_KERNEL, check_ordering_args
 
 _MASKED_ROWS_SOURCE = r"""
     // i indexes the output (P*N, d) row-major; decode (pair p, background row n, feature j)
@@ -15,13 +18,16 @@ _MASKED_ROWS_SOURCE = r"""
     out = masks[p * d + j] ? x[p * d + j] : background[n * d + j];
 """
 
+_ORDERINGS_PER_BLOCK = 8  # warps (one per ordering) per thread block of the keyed-orderings kernel
+
 
 class CudaBackend(ArrayBackend):
-    """cupy arrays on one CUDA device, with a cupy ElementwiseKernel for masked rows.
+    """cupy arrays on one CUDA device, with cupy kernels for masked rows and keyed orderings.
 
-    The kernel's twins are the numba kernel of :class:`CpuBackend` (the same per-element rule) and
-    :meth:`ArrayBackend.masked_rows` (the array code CI runs with numpy); a ``gpu`` test compares
-    the kernel with them on a real device.
+    The masked-rows kernel's twins are the numba kernel of :class:`CpuBackend` (the same
+    per-element rule) and :meth:`ArrayBackend.masked_rows` (the array code CI runs with numpy); a
+    ``gpu`` test compares the kernel with them on a real device. The keyed-orderings RawKernel (one
+    warp per ordering) is likewise compared bit for bit with the numba kernel of :class:`CpuBackend`.
 
     Parameters
     ----------
@@ -41,6 +47,7 @@ class CudaBackend(ArrayBackend):
             _MASKED_ROWS_SOURCE,
             "sklearn_shapq_masked_rows",
         )
+        self._orderings_kernel = cupy.RawKernel(CUDA_KEYED_ORDERINGS, CUDA_KEYED_ORDERINGS_KERNEL)
 
     def __reduce__(self) -> tuple:
         return (CudaBackend, (self.device_id,))
@@ -69,4 +76,23 @@ class CudaBackend(ArrayBackend):
                 background.shape[0],
                 out,
             )
+            return out
+
+    def keyed_orderings(self, keys: Any, n_features: int) -> Any:
+        """Feature orderings defined by round keys, by a cupy kernel (one warp per ordering).
+
+        See :meth:`ArrayBackend.keyed_orderings`; the result is bit-identical.
+        """
+        cp = self.xp
+        with self.device:
+            keys = cp.ascontiguousarray(cp.asarray(keys, dtype=cp.uint32))
+            bits = check_ordering_args(keys, n_features)
+            n_rows = keys.shape[0]
+            out = cp.empty((n_rows, n_features), dtype=cp.int32)
+            if n_rows:
+                self._orderings_kernel(
+                    (-(-n_rows // _ORDERINGS_PER_BLOCK),),
+                    (32 * _ORDERINGS_PER_BLOCK,),
+                    (keys, np.int64(n_rows), np.int32(keys.shape[1]), np.int32(bits), np.int64(n_features), out),
+                )
             return out

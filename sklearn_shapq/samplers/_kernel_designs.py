@@ -8,11 +8,12 @@ per step, so a step costs one triangular solve instead of a fresh factorisation.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from sklearn_shapq.samplers._mallows import gram_from_features, sign_features
 
@@ -24,9 +25,25 @@ JITTER = 1e-10
 
 _STEPS_PER_DRAW = 64
 
-# The greedy steps are many small products and solves: BLAS threads only add wake-up latency
-# (20x slower when numpy's and scipy's OpenBLAS pools compete for two cores).
-_single_threaded_blas = threadpool_limits.wrap(limits=1, user_api="blas")
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _single_threaded_blas(function: Callable) -> Callable:
+    """Run ``function`` with one BLAS thread.
+
+    The greedy steps are many small products and solves: BLAS threads only add wake-up latency
+    (20x slower when numpy's and scipy's OpenBLAS pools compete for two cores).
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            return function(*args, **kwargs)
+
+    return wrapper
 
 
 @_single_threaded_blas
