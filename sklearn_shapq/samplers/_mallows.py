@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 DEFAULT_LAMBDA = 4.0
@@ -30,12 +31,26 @@ def sign_features(orderings: np.ndarray) -> np.ndarray:
     array of shape (n, C)
         float32 while C < 2^24 (dot products of ±1 stay exact), else float64.
     """
-    orderings = np.asarray(orderings)
-    d = orderings.shape[1]
-    ranks = np.argsort(orderings, axis=1)
-    first, second = np.triu_indices(d, 1)
-    dtype = np.float32 if len(first) < 2**24 else np.float64
-    return (ranks[:, first] > ranks[:, second]).astype(dtype) * 2 - 1
+    orderings = np.ascontiguousarray(orderings, dtype=np.int64)
+    n, d = orderings.shape
+    n_pairs = d * (d - 1) // 2
+    out = np.empty((n, n_pairs), dtype=np.float32 if n_pairs < 2**24 else np.float64)
+    _pair_signs(orderings, out)
+    return out
+
+
+@numba.njit(cache=True)
+def _pair_signs(orderings: np.ndarray, out: np.ndarray) -> None:
+    n, d = orderings.shape
+    ranks = np.empty(d, dtype=np.int64)
+    for row in range(n):
+        for position in range(d):
+            ranks[orderings[row, position]] = position
+        column = 0
+        for i in range(d):
+            for j in range(i + 1, d):
+                out[row, column] = 1.0 if ranks[i] > ranks[j] else -1.0
+                column += 1
 
 
 def gram_from_features(features_a: np.ndarray, features_b: np.ndarray, lam: float) -> np.ndarray:
