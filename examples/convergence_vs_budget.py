@@ -34,7 +34,7 @@ scale = np.sqrt(np.mean(reference**2))
 
 budgets = [2 * d + 1, 4 * d + 2, 10 * d, 25 * d, 60 * d]
 curves = {}
-for sampler in ("mc", "antithetic"):
+for sampler in ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq"):
     curves[sampler] = [
         np.mean(
             [
