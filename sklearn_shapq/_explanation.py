@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-
-Z_95 = 1.959963984540054
-"""Two-sided 95% normal quantile used for ``lower_bounds`` / ``upper_bounds``."""
+from scipy.stats import t as student_t
 
 
 def make_explanation(
@@ -16,6 +14,7 @@ def make_explanation(
     *,
     output_names: list[str] | None = None,
     error_std: np.ndarray | None = None,
+    error_dof: np.ndarray | None = None,
     compute_time: float | None = None,
 ):
     """Build a ``shap.Explanation`` following the project's contract.
@@ -32,7 +31,11 @@ def make_explanation(
     output_names : list of k str, optional
         Names of the outputs when k > 1.
     error_std : array like ``values``, optional
-        Standard errors; sets ``lower_bounds``/``upper_bounds`` to a 95% normal interval.
+        Standard errors; sets ``lower_bounds``/``upper_bounds`` to 95% intervals.
+    error_dof : array of shape (n,), optional
+        Degrees of freedom of each row's standard errors (independent units − 1): the intervals
+        use Student's t quantile, which matters when few units back an error (e.g. Owen's two
+        runs). None or inf: the normal quantile.
     compute_time : float, optional
         Seconds spent.
 
@@ -51,10 +54,12 @@ def make_explanation(
         output_names = [f"output {j}" for j in range(k)]
     kwargs = {}
     if error_std is not None:
+        dof = np.full(len(values), np.inf) if error_dof is None else np.asarray(error_dof, dtype=float)
+        quantile = student_t.ppf(0.975, np.maximum(dof, 1.0)).reshape((-1,) + (1,) * (values.ndim - 1))
         kwargs.update(
             error_std=error_std,
-            lower_bounds=values - Z_95 * error_std,
-            upper_bounds=values + Z_95 * error_std,
+            lower_bounds=values - quantile * error_std,
+            upper_bounds=values + quantile * error_std,
         )
     return shap.Explanation(
         values=values,

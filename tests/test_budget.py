@@ -27,6 +27,7 @@ class CountingModel:
         ("auto", 500, 9, ("sbq", 62, 2 + 62 * 8)),
         ("auto", 2000, 17, ("orthogonal", 124, 2 + 124 * 16)),
         ("auto", 20, 16, ("mc", 1, 17)),
+        ("auto", 2 + 1500 * 14, 15, ("herding", 1500, 2 + 1500 * 14)),  # SBQ beyond 1000 orderings: herding
         ("mc", 100, 10, ("mc", 10, 92)),
         ("sobol", 100, 10, ("sobol", 10, 92)),
         ("herding", 100, 10, ("herding", 10, 92)),
@@ -45,6 +46,13 @@ def test_plan_budget(sampler, max_evals, d, expected):
     plan = plan_budget(sampler, max_evals, d)
     assert (plan.sampler, plan.size, plan.n_evals) == expected
     assert plan.n_evals <= max_evals
+
+
+def test_sbq_size_is_capped():
+    with pytest.raises(ValueError, match="herding"):
+        plan_budget("sbq", 2 + 2001 * 9, 10)
+    assert plan_budget("sbq", 2 + 2000 * 9, 10).size == 2000
+    assert plan_budget("sbq", 2 + 5000 * 3, 4).size == 5000  # d! <= n: enumeration, no greedy steps
 
 
 def test_auto_budget():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from sklearn_shapq import PermutationShapExplainer
 
@@ -146,7 +147,7 @@ def test_shared_design_errors_are_conservative(sampler, game):
 @pytest.mark.parametrize("sampler", WALKS)
 def test_early_stopping(sampler, game):
     f, background, X, _ = game
-    budget = 2 + 60 * 4
+    budget = 2 + 200 * 4  # orthogonal: 25 blocks, enough to pass the 10-unit minimum
 
     def explain(tol):
         explainer = PermutationShapExplainer(
@@ -202,6 +203,62 @@ def test_small_d(sampler, d):
 
 def test_invalid_sampler_parameters(game):
     f, background, _, _ = game
-    for params, match in [({"tol": 0}, "tol"), ({"lam": -1.0}, "lam"), ({"n_candidates": 0}, "n_candidates")]:
+    for params, match in [
+        ({"tol": 0}, "tol"),
+        ({"tol": 0.1, "sampler": "owen"}, "early stopping"),
+        ({"tol": 0.1, "sampler": "stratified"}, "early stopping"),
+        ({"lam": -1.0}, "lam"),
+        ({"n_candidates": 0}, "n_candidates"),
+    ]:
         with pytest.raises(ValueError, match=match):
             PermutationShapExplainer(f, **params).fit(background)
+
+
+def test_early_stopping_waits_for_ten_units():
+    """Two agreeing units must not stop a row: their error estimate is too noisy."""
+    rng = np.random.default_rng(0)
+    d = 4
+    f = random_polynomial_model(d, rng)
+    background, X = rng.normal(size=(6, d)), np.repeat(rng.normal(size=(1, d)), 50, axis=0)
+    explainer = PermutationShapExplainer(
+        f, sampler="antithetic", max_evals=2 + 40 * 3, tol=10.0, background_size=None, random_state=0
+    ).fit(background)
+    explanation = explainer.explain(X)
+    assert (explainer.n_evals_per_row_ == 2 + 20 * 3).all()  # stopped at the first check: 10 pairs
+    quantile = (explanation.upper_bounds - explanation.values) / explanation.error_std
+    np.testing.assert_allclose(quantile[explanation.error_std > 1e-9], student_t.ppf(0.975, 9))
+
+
+@pytest.mark.parametrize(("sampler", "d", "budget"), [("sbq", 4, 182), ("herding", 4, 182), ("sobol", 2, 40)])
+def test_complete_designs_are_exact_with_zero_error(sampler, d, budget):
+    rng = np.random.default_rng(0)
+    f = random_polynomial_model(d, rng)
+    background, X = rng.normal(size=(6, d)), rng.normal(size=(3, d))
+    explainer = PermutationShapExplainer(
+        f, sampler=sampler, max_evals=budget, background_size=None, random_state=0
+    ).fit(background)
+    explanation = explainer.explain(X)
+    np.testing.assert_allclose(explanation.values, _truth(f, X, background), atol=1e-10)
+    assert (explanation.error_std == 0).all()
+    stopping = PermutationShapExplainer(
+        f, sampler=sampler, max_evals=budget, tol=1e-6, background_size=None, random_state=0
+    ).fit(background)
+    stopping.explain(X)
+    if d == 4:  # stops at the first check with all 24 orderings walked, not at the budget's 60
+        assert (stopping.n_evals_per_row_ == 2 + 28 * 3).all()
+
+
+def test_owen_intervals_use_student_t_over_two_runs(game):
+    f, background, X, truth = game
+    covered = []
+    for seed in range(40):
+        explanation = (
+            PermutationShapExplainer(f, sampler="owen_halved", max_evals=240, background_size=None, random_state=seed)
+            .fit(background)
+            .explain(X)
+        )
+        spread = explanation.error_std > 1e-9
+        quantile = (explanation.upper_bounds - explanation.values)[spread] / explanation.error_std[spread]
+        np.testing.assert_allclose(quantile, student_t.ppf(0.975, 1))
+        covered.append((explanation.lower_bounds <= truth + 1e-12) & (truth - 1e-12 <= explanation.upper_bounds))
+    assert np.mean(covered) >= 0.8  # normal intervals cover about 0.7; the q-grid's bias is not covered

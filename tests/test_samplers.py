@@ -195,6 +195,11 @@ def test_sbq_weights_are_normalised_and_lower_the_discrepancy():
 
 def test_discrepancy_validates_weights_and_lambda():
     orderings = sample_permutations("mc", 4, 5, random_state=0)[0]
+    for bad in ([[0, 1, 2, 3], [0, 1, 2, 3_000_000]], [[0, 0, 0, 0]], [[0.5, 1.5, 2.0, 3.0]]):
+        with pytest.raises(ValueError, match="orderings"):
+            discrepancy(np.array(bad))
+        with pytest.raises(ValueError, match="orderings"):
+            mallows_kernel(np.array([[0, 1, 2, 3]]), np.array(bad))
     with pytest.raises(ValueError, match="weights"):
         discrepancy(orderings, np.ones(3))
     with pytest.raises(ValueError, match="lam"):

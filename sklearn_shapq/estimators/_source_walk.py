@@ -13,6 +13,9 @@ from sklearn_shapq.estimators._units import UnitSamples, combine_units
 TOL_ROUNDS = 10
 """With a tolerance, units are walked in about this many rounds, checking errors after each."""
 
+TOL_MIN_UNITS = 10
+"""No row stops before this many units: an error from fewer is too noisy to stop on."""
+
 
 def walk_source(
     game: Any,
@@ -25,10 +28,12 @@ def walk_source(
 ) -> tuple[Any, Any, np.ndarray]:
     """Walk the orderings of ``source`` for explained rows ``rows`` and combine them per unit.
 
-    Without ``tol`` every row walks all units. With ``tol`` the units are walked in rounds; after
-    each round, a row whose standard errors are all below ``tol`` stops and keeps the estimate of
-    the units walked so far (weighted by ``source.unit_weights``, which sum to 1, so it stays
-    exactly efficient).
+    Without ``tol`` every row walks all units. With ``tol`` the units are walked in rounds (the
+    first of at least :data:`TOL_MIN_UNITS` units); after each round, a row whose standard errors
+    are all below ``tol`` stops and keeps the estimate of the units walked so far (weighted by
+    ``source.unit_weights``, which sum to 1, so it stays exactly efficient). When the units walked
+    weigh every permutation equally (a complete enumeration), the values are exact and their
+    standard errors 0.
 
     Parameters
     ----------
@@ -46,8 +51,8 @@ def walk_source(
     Returns
     -------
     estimate, stderr : arrays of shape (B, d, k)
-    n_orderings : int ndarray of shape (B,)
-        Orderings walked by each row.
+    n_units : int ndarray of shape (B,)
+        Units walked by each row.
     """
     backend = game.backend
     xp = backend.xp
@@ -55,7 +60,8 @@ def walk_source(
     k = int(full_value.shape[1])
     n_units = source.n_units
     bounds = np.asarray(source.unit_bounds)
-    step = n_units if tol is None else max(2, math.ceil(n_units / TOL_ROUNDS))
+    step = n_units if tol is None else math.ceil(n_units / TOL_ROUNDS)
+    first_check = n_units if tol is None else max(TOL_MIN_UNITS, step)
     unit_values = xp.empty((n_rows, n_units, d, k), dtype=full_value.dtype)
     estimate = xp.empty((n_rows, d, k), dtype=full_value.dtype)
     stderr = xp.empty((n_rows, d, k), dtype=full_value.dtype)
@@ -63,7 +69,7 @@ def walk_source(
     active = np.arange(n_rows)
     first = 0
     while first < n_units and active.size:
-        last = min(n_units, first + step)
+        last = min(n_units, first + step if first else first_check)
         here = backend.to_device(active)
         orderings = source.orderings(rows[active], first, last, backend)
         unit_values[here, first:last] = permutation_walk(
@@ -71,8 +77,7 @@ def walk_source(
         )
         first = last
         if first < n_units:
-            weights = backend.to_device(source.unit_weights(first))
-            values, errors = combine_units(UnitSamples(unit_values[here, :first], weights), xp)
+            values, errors = _combine(source, unit_values[here, :first], xp, backend)
             converged = xp.all((errors < tol).reshape(len(active), -1), axis=1)
             done = backend.to_numpy(converged)
             if done.any():
@@ -82,7 +87,12 @@ def walk_source(
                 active = active[~done]
     if active.size:
         here = backend.to_device(active)
-        weights = backend.to_device(source.unit_weights(n_units))
-        values, errors = combine_units(UnitSamples(unit_values[here], weights), xp)
-        estimate[here], stderr[here] = values, errors
-    return estimate, stderr, bounds[units_used]
+        estimate[here], stderr[here] = _combine(source, unit_values[here], xp, backend)
+    return estimate, stderr, units_used
+
+
+def _combine(source: Any, unit_values: Any, xp: Any, backend: Any) -> tuple[Any, Any]:
+    """Estimate and standard errors of the first ``unit_values.shape[1]`` units of ``source``."""
+    n_units = unit_values.shape[1]
+    values, errors = combine_units(UnitSamples(unit_values, backend.to_device(source.unit_weights(n_units))), xp)
+    return values, xp.zeros_like(errors) if source.is_exact(n_units) else errors

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sklearn_shapq.estimators._exact import MAX_EXACT_FEATURES
 from sklearn_shapq.estimators._owen import owen_plan
 from sklearn_shapq.estimators._stratified import stratified_plan
+from sklearn_shapq.samplers._api import SBQ_MAX_PERMUTATIONS, is_enumerated
 
 WALK_SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq")
 BASELINE_SAMPLERS = ("owen", "owen_halved", "stratified")
@@ -29,7 +30,10 @@ _ORDERINGS_PER_STEP = {"antithetic": 2, "orthogonal": 2}
 _OWEN_RUNS = 2
 
 KERNEL_METHOD_MAX_FEATURES = 16
-"""``sampler="auto"`` uses SBQ up to this d (kernel methods win at low d), orthogonal codes above."""
+"""``sampler="auto"`` uses a kernel design up to this d (they win at low d), orthogonal codes above."""
+
+AUTO_SBQ_MAX_ORDERINGS = 1000
+"""``sampler="auto"`` uses SBQ up to this many orderings (about 1 s to build), herding beyond."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +76,12 @@ def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     """Choose the sampler and sample size for ``max_evals`` evaluations per row on d features.
 
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
-    ``sampler="auto"``: exact when 2^d fits the budget; else SBQ for d <= 16 (kernel methods have
-    the lowest error at low d, spec §5.4 and ``benchmarks/bench_convergence.py``), orthogonal codes
-    above (never worse than antithetic, better as the budget grows); plain Monte Carlo when the
-    budget cannot pay for one pair of orderings. With d = 1 every sampler is exact (2 evaluations).
+    ``sampler="auto"``: exact when 2^d fits the budget; else for d <= 16 SBQ (herding beyond 1000
+    orderings), since the kernel methods have the lowest error at low d (spec §5.4; at d = 10 in
+    ``benchmarks/bench_convergence.py`` SBQ's RMSE is 0.46x antithetic's at 180 orderings); above
+    d = 16 orthogonal codes, which are never worse than antithetic and better as the budget grows
+    (the kernel methods fall behind antithetic at d = 30 there); plain Monte Carlo when the budget
+    cannot pay for one pair of orderings. With d = 1 every sampler is exact (2 evaluations).
 
     Raises
     ------
@@ -108,9 +114,18 @@ def plan_budget(sampler: str, max_evals: int | str, d: int) -> BudgetPlan:
     if sampler == "stratified":
         n_samples = stratified_plan(budget, d)
         return BudgetPlan(sampler, n_samples, 2 * n_samples)
-    step = _ORDERINGS_PER_STEP.get(sampler, 1)
-    n_orderings = step * ((budget - 2) // (step * (d - 1)))
+    n_orderings = _orderings_within(sampler, budget, d)
+    if sampler == "sbq" and n_orderings > SBQ_MAX_PERMUTATIONS and not is_enumerated(n_orderings, d):
+        raise ValueError(
+            f"max_evals={budget} buys {n_orderings} orderings, more than sbq builds ({SBQ_MAX_PERMUTATIONS}; "
+            "its cost grows as n³): lower max_evals or use sampler='herding'."
+        )
     return BudgetPlan(sampler, n_orderings, 2 + n_orderings * (d - 1))
+
+
+def _orderings_within(sampler: str, budget: int, d: int) -> int:
+    step = _ORDERINGS_PER_STEP.get(sampler, 1)
+    return step * ((budget - 2) // (step * (d - 1)))
 
 
 def _auto_sampler(budget: int, d: int) -> str:
@@ -118,4 +133,6 @@ def _auto_sampler(budget: int, d: int) -> str:
         return "exact"
     if budget < minimum_evals("orthogonal", d):
         return "mc"
-    return "sbq" if d <= KERNEL_METHOD_MAX_FEATURES else "orthogonal"
+    if d > KERNEL_METHOD_MAX_FEATURES:
+        return "orthogonal"
+    return "sbq" if _orderings_within("sbq", budget, d) <= AUTO_SBQ_MAX_ORDERINGS else "herding"

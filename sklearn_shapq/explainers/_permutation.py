@@ -24,7 +24,7 @@ from sklearn_shapq.estimators import (
     walk_source,
 )
 from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
-from sklearn_shapq.explainers._budget import BudgetPlan, plan_budget
+from sklearn_shapq.explainers._budget import BASELINE_SAMPLERS, BudgetPlan, plan_budget
 from sklearn_shapq.games import InterventionalGame, make_model_function
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, make_source
 
@@ -194,6 +194,8 @@ class PermutationShapExplainer(BaseEstimator):
         check_positive_int(self.n_candidates, "n_candidates")
         if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0):
             raise ValueError(f"tol must be None or a positive number, got {self.tol!r}.")
+        if self.tol is not None and self.sampler in BASELINE_SAMPLERS:
+            raise ValueError(f"tol stops permutation walks early; sampler {self.sampler!r} has no early stopping.")
         if not (isinstance(self.lam, Real) and np.isfinite(self.lam) and self.lam >= 0):
             raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
         plan_budget(self.sampler, self.max_evals, n_features)
@@ -276,7 +278,7 @@ class PermutationShapExplainer(BaseEstimator):
         rng = make_generator(self.random_state, stream=1)
         backend = resolve_backend(self.device)
         with backend.activate(), self._game(backend) as game:
-            values, stderr, n_evals = self._estimate(game, array, plan, rng)
+            values, stderr, n_evals, dof = self._estimate(game, array, plan, rng)
         self.sampler_ = plan.sampler
         self.n_evals_per_row_ = n_evals
         self.n_evals_ = int(n_evals.max()) if n_rows else plan.n_evals
@@ -288,6 +290,7 @@ class PermutationShapExplainer(BaseEstimator):
             self.feature_names_,
             output_names=self.output_names_,
             error_std=stderr,
+            error_dof=dof,
             compute_time=time.perf_counter() - start_time,
         )
 
@@ -307,12 +310,13 @@ class PermutationShapExplainer(BaseEstimator):
 
     def _estimate(
         self, game: InterventionalGame, array: np.ndarray, plan: BudgetPlan, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         backend = game.backend
         n_rows, d = array.shape
         values = np.empty((n_rows, d, game.n_outputs))
         stderr = np.zeros((n_rows, d, game.n_outputs))
         n_evals = np.full(n_rows, plan.n_evals)
+        dof = np.full(n_rows, np.inf)  # degrees of freedom of each row's standard errors
         # Blocks depend on the budget only for samplers drawing from ``rng`` block by block, so
         # their values do not depend on batch_size or n_jobs; walks address orderings by row.
         if plan.sampler in ("owen", "owen_halved", "stratified"):
@@ -332,14 +336,16 @@ class PermutationShapExplainer(BaseEstimator):
                 elif plan.sampler == "stratified":
                     estimate, error = stratified_shapley(game, x, plan.size, rng)
                 elif plan.sampler in ("owen", "owen_halved"):
-                    units = owen_shapley(game, x, plan.size, rng, halved=plan.sampler == "owen_halved")
-                    estimate, error = combine_units(units, backend.xp)
+                    runs = owen_shapley(game, x, plan.size, rng, halved=plan.sampler == "owen_halved")
+                    estimate, error = combine_units(runs, backend.xp)
+                    dof[rows] = runs.values.shape[1] - 1
                 else:
                     indices = np.arange(rows.start, rows.stop)
-                    estimate, error, walked = walk_source(game, x, full_values[rows], source, indices, tol=self.tol)
-                    n_evals[rows] = 2 + walked * (d - 1)
+                    estimate, error, units = walk_source(game, x, full_values[rows], source, indices, tol=self.tol)
+                    n_evals[rows] = 2 + source.unit_bounds[units] * (d - 1)
+                    dof[rows] = units - 1
                 values[rows] = backend.to_numpy(estimate)
                 if error is not None:
                     stderr[rows] = backend.to_numpy(error)
                 bar.update(rows.stop - rows.start)
-        return values, stderr, n_evals
+        return values, stderr, n_evals, dof

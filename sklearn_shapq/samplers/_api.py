@@ -18,8 +18,11 @@ SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq")
 DEFAULT_CANDIDATES = 25
 """Uniform candidates per greedy step of herding and SBQ (the paper's value)."""
 
+SBQ_MAX_PERMUTATIONS = 2000
+"""Largest SBQ design: its greedy steps cost O(n²) each (about 6 s for 2000 orderings)."""
+
 ENUMERATING_SAMPLERS = ("herding", "sbq")
-_MAX_ENUMERATED_FEATURES = 8
+MAX_ENUMERATED_FEATURES = 8
 
 
 def sample_permutations(
@@ -50,7 +53,7 @@ def sample_permutations(
         - "herding": kernel herding with the Mallows kernel, ``n_candidates`` keyed uniform
           candidates per step.
         - "sbq": sequential Bayesian quadrature with the same kernel and candidates; weights are
-          the Bayesian-quadrature weights normalised to sum to 1.
+          the Bayesian-quadrature weights normalised to sum to 1; at most 2000 orderings.
         Herding and SBQ enumerate all d! orderings instead when ``n_permutations >= d!``
         (d <= 8): their greedy steps would only repeat permutations.
     n_permutations : int
@@ -100,6 +103,11 @@ def sample_permutations(
         return sobol_orderings(n, d, rng), uniform
     if is_enumerated(n, d):
         return enumerated_orderings(n, d, rng)
+    if method == "sbq" and n > SBQ_MAX_PERMUTATIONS:
+        raise ValueError(
+            f"sbq builds at most {SBQ_MAX_PERMUTATIONS} orderings (its cost grows as n³); got {n}. "
+            "Use 'herding' (n²) for larger sets."
+        )
     draw = candidate_source(draw_seed(rng), d, n_candidates)
     if method == "herding":
         return herding_orderings(n, d, draw, lam), uniform
@@ -125,7 +133,7 @@ def candidate_source(seed: int, d: int, n_candidates: int):
 
 def is_enumerated(n: int, d: int) -> bool:
     """Whether herding and SBQ enumerate all d! orderings instead of choosing n greedily."""
-    return d <= _MAX_ENUMERATED_FEATURES and n >= math.factorial(d)
+    return d <= MAX_ENUMERATED_FEATURES and n >= math.factorial(d)
 
 
 def enumerated_orderings(n: int, d: int, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:

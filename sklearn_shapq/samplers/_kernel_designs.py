@@ -8,13 +8,12 @@ per step, so a step costs one triangular solve instead of a fresh factorisation.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from threadpoolctl import ThreadpoolController
 
+from sklearn_shapq.samplers._blas import single_threaded_blas
 from sklearn_shapq.samplers._mallows import gram_from_features, sign_features
 
 CandidateSource = Callable[[int, int], np.ndarray]
@@ -26,27 +25,7 @@ JITTER = 1e-10
 _STEPS_PER_DRAW = 64
 
 
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    return ThreadpoolController()
-
-
-def _single_threaded_blas(function: Callable) -> Callable:
-    """Run ``function`` with one BLAS thread.
-
-    The greedy steps are many small products and solves: BLAS threads only add wake-up latency
-    (20x slower when numpy's and scipy's OpenBLAS pools compete for two cores).
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            return function(*args, **kwargs)
-
-    return wrapper
-
-
-@_single_threaded_blas
+@single_threaded_blas
 def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) -> np.ndarray:
     """Kernel herding: step t keeps the candidate with the smallest Σ_{s<t} K(candidate, chosen_s).
 
@@ -80,7 +59,7 @@ def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float
     return chosen
 
 
-@_single_threaded_blas
+@single_threaded_blas
 def sbq_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Sequential Bayesian quadrature with normalised weights.
 

@@ -31,12 +31,22 @@ def sign_features(orderings: np.ndarray) -> np.ndarray:
     array of shape (n, C)
         float32 while C < 2^24 (dot products of ±1 stay exact), else float64.
     """
-    orderings = np.ascontiguousarray(orderings, dtype=np.int64)
+    orderings = check_orderings(orderings)
     n, d = orderings.shape
     n_pairs = d * (d - 1) // 2
     out = np.empty((n, n_pairs), dtype=np.float32 if n_pairs < 2**24 else np.float64)
     _pair_signs(orderings, out)
     return out
+
+
+def check_orderings(orderings: np.ndarray) -> np.ndarray:
+    """Return ``orderings`` as a C-contiguous int64 (n, d) array; every row must permute 0 … d − 1."""
+    array = np.atleast_2d(np.asarray(orderings))
+    if array.ndim != 2 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"orderings must be a 2-d integer array, got {array.dtype} of shape {array.shape}.")
+    if not (np.sort(array, axis=1) == np.arange(array.shape[1])).all():
+        raise ValueError("Every row of orderings must be a permutation of 0 … d − 1.")
+    return np.ascontiguousarray(array, dtype=np.int64)
 
 
 @numba.njit(cache=True)

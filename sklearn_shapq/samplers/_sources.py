@@ -18,6 +18,7 @@ so treating them as independent over-states the error).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ import numpy as np
 from sklearn_shapq.samplers._api import (
     DEFAULT_CANDIDATES,
     ENUMERATING_SAMPLERS,
+    MAX_ENUMERATED_FEATURES,
     enumerated_orderings,
     is_enumerated,
     sample_permutations,
@@ -70,6 +72,7 @@ class OrderingSource:
     design_weights: np.ndarray | None = None
     lam: float = DEFAULT_LAMBDA
     _block_size: int = field(default=0, repr=False)
+    _weights_cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -109,25 +112,47 @@ class OrderingSource:
         return xp.ascontiguousarray(keyed[:, offset : offset + n])
 
     def _orthogonal(self, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
-        size = self._block_size
-        first, last = start // size, -(-stop // size)
+        """Build orderings start … stop − 1 of orthogonal blocks from only the columns they need.
+
+        Column j of the Gaussian matrix of block b of row r comes from counter
+        (r · blocks per row + b) · (d − 1) + j, so any range gives the same orderings.
+        """
+        size, m = self._block_size, self.n_features - 1
         blocks_per_row = -(-self.n_orderings // size)
-        counters = (np.asarray(rows, dtype=np.int64)[:, None] * blocks_per_row + np.arange(first, last)).reshape(-1)
-        m = self.n_features - 1
-        gaussians = counter_normals(self.seed, counters, m * m).reshape(len(rows), last - first, m, m)
-        blocks = orthogonal_orderings(gaussians).reshape(len(rows), (last - first) * size, self.n_features)
-        return blocks[:, start - first * size : stop - first * size]
+        first = start // size
+        pieces = []
+        for block in range(first, -(-stop // size)):
+            needed = min(stop, (block + 1) * size) - block * size
+            columns = -(-needed // 2)
+            counters = (np.asarray(rows, dtype=np.int64) * blocks_per_row + block)[:, None] * m + np.arange(columns)
+            gaussians = counter_normals(self.seed, counters.reshape(-1), m).reshape(len(rows), columns, m)
+            pieces.append(orthogonal_orderings(np.swapaxes(gaussians, 1, 2))[:, :needed])
+        return np.concatenate(pieces, axis=1)[:, start - first * size :]
 
     def unit_weights(self, n_units: int) -> np.ndarray:
         """Weights (summing to 1) of the first ``n_units`` units when the walk stops there."""
-        n = int(self.unit_bounds[n_units])
-        if self.design is not None and self.method in ENUMERATING_SAMPLERS and is_enumerated(n, self.n_features):
-            weights = enumerated_orderings(n, self.n_features)[1]
-        elif self.method == "sbq" and self.design is not None:
-            weights = self.design_weights if n == self.n_orderings else sbq_weights(self.design[:n], self.lam)
-        else:
-            weights = np.full(n, 1.0 / n)
-        return np.add.reduceat(weights, self.unit_bounds[:n_units])
+        return np.add.reduceat(self._ordering_weights(int(self.unit_bounds[n_units])), self.unit_bounds[:n_units])
+
+    def is_exact(self, n_units: int) -> bool:
+        """Whether the first ``n_units`` units weigh every permutation 1/d! (exact values)."""
+        d, n = self.n_features, int(self.unit_bounds[n_units])
+        if self.design is None or d > MAX_ENUMERATED_FEATURES or n < math.factorial(d):
+            return False
+        codes = self.design[:n].astype(np.int64) @ (d ** np.arange(d))
+        _, inverse = np.unique(codes, return_inverse=True)
+        totals = np.bincount(inverse, weights=self._ordering_weights(n))
+        return len(totals) == math.factorial(d) and np.allclose(totals, 1.0 / math.factorial(d), rtol=1e-9)
+
+    def _ordering_weights(self, n: int) -> np.ndarray:
+        if n not in self._weights_cache:
+            if self.design is not None and self.method in ENUMERATING_SAMPLERS and is_enumerated(n, self.n_features):
+                weights = enumerated_orderings(n, self.n_features)[1]
+            elif self.method == "sbq" and self.design is not None:
+                weights = self.design_weights if n == self.n_orderings else sbq_weights(self.design[:n], self.lam)
+            else:
+                weights = np.full(n, 1.0 / n)
+            self._weights_cache[n] = weights
+        return self._weights_cache[n]
 
 
 def make_source(
@@ -141,6 +166,8 @@ def make_source(
 ) -> OrderingSource:
     """Build the ordering source of one explain call (shared designs are generated here)."""
     d = n_features
+    if d < 2:
+        raise ValueError("Permutation walks need at least 2 features (1 feature is exact).")
     seed = draw_seed(rng)
     if method in SHARED_DESIGN_SAMPLERS:
         design, weights = sample_permutations(

@@ -14,6 +14,8 @@ import numpy as np
 from scipy.special import betaincinv
 from scipy.stats import qmc
 
+from sklearn_shapq.samplers._blas import single_threaded_blas
+
 
 def zero_sum_embedding(points: np.ndarray) -> np.ndarray:
     """Apply Ûᵀ in O(d): points (..., d − 1) → (..., d) with zero row sums.
@@ -43,21 +45,24 @@ def sphere_orderings(points: np.ndarray) -> np.ndarray:
     return np.argsort(zero_sum_embedding(points), axis=-1, kind="stable").astype(np.int32)
 
 
+@single_threaded_blas
 def orthogonal_orderings(gaussians: np.ndarray) -> np.ndarray:
-    """Orthogonal spherical codes: each Gaussian matrix gives one block of 2 (d − 1) orderings.
+    """Orthogonal spherical codes: each Gaussian matrix gives one block of orderings.
 
     The Q factor of a Gaussian square matrix, with the signs of R's diagonal moved into it, is a
     Haar-random orthonormal basis of R^{d−1}. Each basis vector and its antipode become an
-    ordering and its reverse, stored next to each other (pair i = rows 2i and 2i + 1).
+    ordering and its reverse, stored next to each other (pair i = rows 2i and 2i + 1). A matrix
+    of only its first k columns gives the first k vectors of that same basis (Gram–Schmidt order),
+    so a block can be cut short without building all of it.
 
     Parameters
     ----------
-    gaussians : array of shape (..., d − 1, d − 1)
-        i.i.d. standard normal entries, one matrix per block.
+    gaussians : array of shape (..., d − 1, k), k <= d − 1
+        i.i.d. standard normal entries, one matrix per block (d − 1 columns for a whole block).
 
     Returns
     -------
-    int32 array of shape (..., 2 (d − 1), d)
+    int32 array of shape (..., 2 k, d)
     """
     q, r = np.linalg.qr(gaussians)
     signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
