@@ -25,6 +25,22 @@ JITTER = 1e-10
 _STEPS_PER_DRAW = 64
 
 
+def _greedy_design(n: int, n_features: int, draw: CandidateSource, pick: Callable) -> np.ndarray:
+    """Run n greedy steps: ``pick(t, candidate_features, chosen_features)`` → index of the kept candidate."""
+    chosen = np.empty((n, n_features), dtype=np.int32)
+    features = None
+    for start in range(0, n, _STEPS_PER_DRAW):
+        candidates = draw(start, min(start + _STEPS_PER_DRAW, n))
+        for offset, options in enumerate(candidates):
+            t = start + offset
+            option_features = sign_features(options)
+            if features is None:
+                features = np.empty((n, option_features.shape[1]), dtype=option_features.dtype)
+            best = pick(t, option_features, features[:t])
+            chosen[t], features[t] = options[best], option_features[best]
+    return chosen
+
+
 @single_threaded_blas
 def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) -> np.ndarray:
     """Kernel herding: step t keeps the candidate with the smallest Σ_{s<t} K(candidate, chosen_s).
@@ -45,18 +61,11 @@ def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float
     -------
     int32 array of shape (n, n_features)
     """
-    chosen = np.empty((n, n_features), dtype=np.int32)
-    features = None
-    for start in range(0, n, _STEPS_PER_DRAW):
-        candidates = draw(start, min(start + _STEPS_PER_DRAW, n))
-        for offset, options in enumerate(candidates):
-            t = start + offset
-            option_features = sign_features(options)
-            if features is None:
-                features = np.empty((n, option_features.shape[1]), dtype=option_features.dtype)
-            best = 0 if t == 0 else int(np.argmin(gram_from_features(option_features, features[:t], lam).sum(axis=1)))
-            chosen[t], features[t] = options[best], option_features[best]
-    return chosen
+
+    def pick(t: int, options: np.ndarray, chosen: np.ndarray) -> int:
+        return 0 if t == 0 else int(np.argmin(gram_from_features(options, chosen, lam).sum(axis=1)))
+
+    return _greedy_design(n, n_features, draw, pick)
 
 
 @single_threaded_blas
@@ -74,30 +83,23 @@ def sbq_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) ->
     orderings : int32 array of shape (n, n_features)
     weights : float64 array of shape (n,), summing to 1
     """
-    chosen = np.empty((n, n_features), dtype=np.int32)
     factor = np.zeros((n, n))  # lower Cholesky factor L of K + JITTER I over the chosen orderings
     ones_solved = np.zeros(n)  # L⁻¹ 1, grown by one entry per step
-    features = None
-    for start in range(0, n, _STEPS_PER_DRAW):
-        candidates = draw(start, min(start + _STEPS_PER_DRAW, n))
-        for offset, options in enumerate(candidates):
-            t = start + offset
-            option_features = sign_features(options)
-            if features is None:
-                features = np.empty((n, option_features.shape[1]), dtype=option_features.dtype)
-            if t == 0:
-                best, column = 0, np.empty(0)
-            else:
-                columns = gram_from_features(option_features, features[:t], lam)  # (c, t)
-                solved = solve_triangular(factor[:t, :t], columns.T, lower=True, check_finite=False)
-                schur = np.maximum(1.0 + JITTER - (solved**2).sum(axis=0), JITTER)
-                gain = (1.0 - solved.T @ ones_solved[:t]) ** 2 / schur  # kᵀK⁻¹1 = (L⁻¹k)ᵀ(L⁻¹1)
-                best = int(np.argmax(gain))
-                column = solved[:, best]
-                factor[t, :t] = column
-            factor[t, t] = np.sqrt(max(1.0 + JITTER - column @ column, JITTER))
-            ones_solved[t] = (1.0 - column @ ones_solved[:t]) / factor[t, t]
-            chosen[t], features[t] = options[best], option_features[best]
+
+    def pick(t: int, options: np.ndarray, chosen: np.ndarray) -> int:
+        best, column = 0, np.empty(0)
+        if t:
+            columns = gram_from_features(options, chosen, lam)  # (c, t)
+            solved = solve_triangular(factor[:t, :t], columns.T, lower=True, check_finite=False)
+            schur = np.maximum(1.0 + JITTER - (solved**2).sum(axis=0), JITTER)
+            gain = (1.0 - solved.T @ ones_solved[:t]) ** 2 / schur  # kᵀK⁻¹1 = (L⁻¹k)ᵀ(L⁻¹1)
+            best = int(np.argmax(gain))
+            column = factor[t, :t] = solved[:, best]
+        factor[t, t] = np.sqrt(max(1.0 + JITTER - column @ column, JITTER))
+        ones_solved[t] = (1.0 - column @ ones_solved[:t]) / factor[t, t]
+        return best
+
+    chosen = _greedy_design(n, n_features, draw, pick)
     return chosen, _normalised_bq_weights(factor)
 
 
