@@ -27,6 +27,7 @@ from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._budget import BASELINE_SAMPLERS, BudgetPlan, plan_budget
 from sklearn_shapq.games import InterventionalGame, make_model_function
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, make_source
+from sklearn_shapq.samplers._mallows import check_lambda
 
 _MAX_ROWS_PER_BLOCK = 4096
 
@@ -196,8 +197,7 @@ class PermutationShapExplainer(BaseEstimator):
             raise ValueError(f"tol must be None or a positive number, got {self.tol!r}.")
         if self.tol is not None and self.sampler in BASELINE_SAMPLERS:
             raise ValueError(f"tol stops permutation walks early; sampler {self.sampler!r} has no early stopping.")
-        if not (isinstance(self.lam, Real) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
+        check_lambda(self.lam)
         plan_budget(self.sampler, self.max_evals, n_features)
 
     def fit(self, X: Any, y: Any = None) -> PermutationShapExplainer:

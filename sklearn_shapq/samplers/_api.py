@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._random import make_generator
+from sklearn_shapq._validation import check_positive_int
 from sklearn_shapq.samplers._kernel_designs import herding_orderings, sbq_orderings
 from sklearn_shapq.samplers._keyed import draw_seed, keyed_orderings
-from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA, _check_lambda
+from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA, check_lambda
 from sklearn_shapq.samplers._sphere import orthogonal_orderings, sobol_orderings
 
 SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq")
@@ -85,9 +86,9 @@ def sample_permutations(
     """
     if method not in SAMPLERS:
         raise ValueError(f"Unknown permutation sampler {method!r}; choose one of {SAMPLERS}.")
-    n, d = _positive(n_permutations, "n_permutations"), _positive(n_features, "n_features")
-    lam = _check_lambda(lam)
-    n_candidates = _positive(n_candidates, "n_candidates")
+    n, d = check_positive_int(n_permutations, "n_permutations"), check_positive_int(n_features, "n_features")
+    lam = check_lambda(lam)
+    n_candidates = check_positive_int(n_candidates, "n_candidates")
     rng = make_generator(random_state, stream=1)
     uniform = np.full(n, 1.0 / n)
     if d == 1:
@@ -148,9 +149,3 @@ def enumerated_orderings(n: int, d: int, rng: np.random.Generator | None = None)
     index = np.arange(n) % len(every)
     copies = np.bincount(index, minlength=len(every))
     return every[index], 1.0 / (len(every) * copies[index])
-
-
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)

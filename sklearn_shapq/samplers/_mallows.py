@@ -99,7 +99,7 @@ def mallows_kernel(orderings_a: np.ndarray, orderings_b: np.ndarray, lam: float 
     orderings_a, orderings_b = np.atleast_2d(orderings_a), np.atleast_2d(orderings_b)
     if orderings_a.shape[1] != orderings_b.shape[1]:
         raise ValueError("Both sets of orderings must have the same number of features.")
-    return gram_from_features(sign_features(orderings_a), sign_features(orderings_b), _check_lambda(lam))
+    return gram_from_features(sign_features(orderings_a), sign_features(orderings_b), check_lambda(lam))
 
 
 def mallows_mean(n_features: int, lam: float = DEFAULT_LAMBDA) -> float:
@@ -116,7 +116,7 @@ def mallows_mean(n_features: int, lam: float = DEFAULT_LAMBDA) -> float:
     d = int(n_features)
     if d < 2:
         return 1.0
-    x = _check_lambda(lam) / (d * (d - 1) / 2.0)
+    x = check_lambda(lam) / (d * (d - 1) / 2.0)
     if x == 0.0:
         return 1.0
     j = np.arange(1, d + 1)
@@ -154,12 +154,13 @@ def discrepancy(orderings: np.ndarray, weights: np.ndarray | None = None, *, lam
     if w.shape != (n,):
         raise ValueError(f"weights must have shape ({n},), got {w.shape}.")
     features = sign_features(orderings)
-    gram = gram_from_features(features, features, _check_lambda(lam))
+    gram = gram_from_features(features, features, check_lambda(lam))
     squared = mallows_mean(d, lam) * (1.0 - 2.0 * w.sum()) + w @ gram @ w
     return math.sqrt(max(float(squared), 0.0))
 
 
-def _check_lambda(lam: float) -> float:
+def check_lambda(lam: float) -> float:
+    """Return the Mallows bandwidth as a float; it must be finite and >= 0."""
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"The Mallows bandwidth lam must be a finite number >= 0, got {lam}.")
