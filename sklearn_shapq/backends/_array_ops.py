@@ -14,6 +14,10 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
+from sklearn_shapq.backends._product_kernel import pair_shapley_array
+
+PAIR_BLOCK_BYTES = 128 * 2**20
+"""Temporaries of one block of (query, anchor) pairs in ``product_kernel_shapley``."""
 
 # rows of the (rows, 2**bits) cipher grid evaluated at once in keyed_orderings: bounds the uint64
 # temporaries to a few times 32 MiB
@@ -133,6 +137,43 @@ class ArrayBackend:
             # them row by row in domain order, which is the compaction
             out[start : start + block.shape[0]] = images[images < np.uint64(n_features)].reshape(-1, n_features)
         return out
+
+    def product_kernel_shapley(
+        self,
+        queries: Any,
+        anchors: Any,
+        references: Any,
+        kinds: np.ndarray,
+        gammas: np.ndarray,
+        weights: Any,
+        method: str = "quadrature",
+        max_bytes: int = PAIR_BLOCK_BYTES,
+    ) -> Any:
+        """Weighted exact Shapley values of the two-factor product games of (query, anchor) pairs.
+
+        For query q, anchor i and reference l the game is v(S) = Π_{j∈S} a_j Π_{j∉S} b_j with
+        a_j = k_j(q_j, X_ij) and b_j = k_j(r_lj, X_ij) (b = 1 without references); see
+        :mod:`sklearn_shapq.backends._product_kernel`. Returns Σ_i w[q, i] mean_l φ(q, i, l).
+
+        Parameters
+        ----------
+        queries : array of shape (Q, d)
+        anchors : array of shape (n, d)
+        references : array of shape (L, d) or None
+        kinds : int array of shape (d,)
+            Factor kinds (codes of ``FACTOR_KINDS``).
+        gammas : array of shape (d,)
+        weights : array of shape (1, n, k) or (Q, n, k)
+            Shared by all queries (a model's dual coefficients) or one row per query (HSIC/MMD).
+        method : {"prefix_suffix", "quadrature"}
+        max_bytes : int
+            Bound on the temporaries of one block of pairs.
+
+        Returns
+        -------
+        array of shape (Q, d, k)
+        """
+        return pair_shapley_array(self.xp, queries, anchors, references, kinds, gammas, weights, method, max_bytes)
 
 
 def _rebuild_array_backend(module_name: str, name: str) -> ArrayBackend:

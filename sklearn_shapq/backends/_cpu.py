@@ -7,6 +7,7 @@ import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import check_ordering_args, keyed_orderings_kernel
+from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 
 
 @numba.njit(parallel=True, cache=True)
@@ -58,3 +59,21 @@ class CpuBackend(ArrayBackend):
         out = np.empty((keys.shape[0], n_features), dtype=np.int32)
         keyed_orderings_kernel(keys, bits, out)
         return out
+
+    def product_kernel_shapley(
+        self,
+        queries: np.ndarray,
+        anchors: np.ndarray,
+        references: np.ndarray | None,
+        kinds: np.ndarray,
+        gammas: np.ndarray,
+        weights: np.ndarray,
+        method: str = "quadrature",
+        max_bytes: int = 0,
+    ) -> np.ndarray:
+        """Run :meth:`ArrayBackend.product_kernel_shapley` as a parallel numba kernel.
+
+        Each thread works in O(d) (quadrature) or O(d²) (prefix_suffix) memory, so ``max_bytes``
+        is not needed.
+        """
+        return pair_shapley_numba(queries, anchors, references, kinds, gammas, weights, method)

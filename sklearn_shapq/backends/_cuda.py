@@ -6,8 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.backends._array_ops import ArrayBackend
+from sklearn_shapq.backends._array_ops import PAIR_BLOCK_BYTES, ArrayBackend
 from sklearn_shapq.backends._feistel import CUDA_KEYED_ORDERINGS, CUDA_KEYED_ORDERINGS_KERNEL, check_ordering_args
+from sklearn_shapq.backends._product_kernel import (
+    CUDA_PAIR_QUADRATURE,
+    CUDA_PAIR_QUADRATURE_KERNEL,
+    pair_shapley_array,
+    unit_gauss_legendre,
+)
 
 _MASKED_ROWS_SOURCE = r"""
     // i indexes the output (P*N, d) row-major; decode (pair p, background row n, feature j)
@@ -18,6 +24,7 @@ _MASKED_ROWS_SOURCE = r"""
     out = masks[p * d + j] ? x[p * d + j] : background[n * d + j];
 """
 
+_PAIR_THREADS = 128  # threads per block of the product-kernel quadrature kernel
 _ORDERINGS_PER_BLOCK = 8  # warps (one per ordering) per thread block of the keyed-orderings kernel
 
 
@@ -48,6 +55,7 @@ class CudaBackend(ArrayBackend):
             "sklearn_shapq_masked_rows",
         )
         self._orderings_kernel = cupy.RawKernel(CUDA_KEYED_ORDERINGS, CUDA_KEYED_ORDERINGS_KERNEL)
+        self._pair_kernels: dict[int, Any] = {}
 
     def __reduce__(self) -> tuple:
         return (CudaBackend, (self.device_id,))
@@ -96,3 +104,83 @@ class CudaBackend(ArrayBackend):
                     (keys, np.int64(n_rows), np.int32(keys.shape[1]), np.int32(bits), np.int64(n_features), out),
                 )
             return out
+
+    def _pair_kernel(self, n_nodes: int) -> Any:
+        """Return the quadrature RawKernel compiled for at most the next power of two of nodes."""
+        capacity = max(8, 1 << (n_nodes - 1).bit_length())
+        if capacity not in self._pair_kernels:
+            source = f"#define MAX_NODES {capacity}\n" + CUDA_PAIR_QUADRATURE
+            self._pair_kernels[capacity] = self.xp.RawKernel(source, CUDA_PAIR_QUADRATURE_KERNEL)
+        return self._pair_kernels[capacity]
+
+    def product_kernel_shapley(
+        self,
+        queries: Any,
+        anchors: Any,
+        references: Any,
+        kinds: np.ndarray,
+        gammas: np.ndarray,
+        weights: Any,
+        method: str = "quadrature",
+        max_bytes: int = PAIR_BLOCK_BYTES,
+    ) -> Any:
+        """:meth:`ArrayBackend.product_kernel_shapley` on the GPU.
+
+        "quadrature" runs a RawKernel with one thread per (query, anchor) pair (its array twin is
+        :func:`~sklearn_shapq.backends._product_kernel.pair_contributions_quadrature`);
+        "prefix_suffix" runs the array code with cupy.
+        """
+        cp = self.xp
+        with self.device:
+            queries, anchors, weights = (cp.asarray(a, dtype=cp.float64) for a in (queries, anchors, weights))
+            if references is not None:
+                references = cp.asarray(references, dtype=cp.float64)
+            if method != "quadrature":
+                return super().product_kernel_shapley(
+                    queries, anchors, references, kinds, gammas, weights, method, max_bytes
+                )
+            d = queries.shape[1]
+            tau, omega = (cp.asarray(a) for a in unit_gauss_legendre(d))
+            kernel = self._pair_kernel(int(tau.size))
+            kinds_dev = cp.asarray(kinds, dtype=cp.int8)
+            gammas_dev = cp.asarray(gammas, dtype=cp.float64)
+            refs = cp.empty((0, d)) if references is None else cp.ascontiguousarray(references)
+
+            def contributions(q: Any, x: Any, _: Any) -> Any:
+                q, x = cp.ascontiguousarray(q), cp.ascontiguousarray(x)
+                out = cp.empty((q.shape[0], x.shape[0], d))
+                n_pairs = q.shape[0] * x.shape[0]
+                kernel(
+                    (-(-n_pairs // _PAIR_THREADS),),
+                    (_PAIR_THREADS,),
+                    (
+                        q,
+                        x,
+                        refs,
+                        kinds_dev,
+                        gammas_dev,
+                        tau,
+                        omega,
+                        np.int32(tau.size),
+                        np.int64(q.shape[0]),
+                        np.int64(x.shape[0]),
+                        np.int64(refs.shape[0]),
+                        np.int64(d),
+                        out,
+                    ),
+                )
+                return out
+
+            return pair_shapley_array(
+                cp,
+                queries,
+                anchors,
+                references,
+                kinds,
+                gammas,
+                weights,
+                method,
+                max_bytes,
+                contributions=contributions,
+                bytes_per_pair=8 * d,
+            )

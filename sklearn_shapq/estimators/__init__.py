@@ -3,11 +3,17 @@
 from sklearn_shapq.estimators._exact import exact_shapley, shapley_from_table
 from sklearn_shapq.estimators._owen import owen_plan, owen_shapley
 from sklearn_shapq.estimators._permutation_walk import permutation_walk, prefix_masks
+from sklearn_shapq.estimators._product_kernel import (
+    PRODUCT_KERNEL_METHODS,
+    product_kernel_shapley,
+    resolve_product_kernel_method,
+)
 from sklearn_shapq.estimators._source_walk import walk_source
 from sklearn_shapq.estimators._stratified import stratified_plan, stratified_shapley
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
 
 __all__ = [
+    "PRODUCT_KERNEL_METHODS",
     "UnitSamples",
     "combine_units",
     "exact_shapley",
@@ -15,6 +21,8 @@ __all__ = [
     "owen_shapley",
     "permutation_walk",
     "prefix_masks",
+    "product_kernel_shapley",
+    "resolve_product_kernel_method",
     "shapley_from_table",
     "stratified_plan",
     "stratified_shapley",

@@ -1,5 +1,7 @@
 """Public explainers."""
 
+from sklearn_shapq.explainers._dual_model import ProductKernelModel
 from sklearn_shapq.explainers._permutation import PermutationShapExplainer
+from sklearn_shapq.explainers._product_kernel import ProductKernelShapExplainer
 
-__all__ = ["PermutationShapExplainer"]
+__all__ = ["PermutationShapExplainer", "ProductKernelModel", "ProductKernelShapExplainer"]

@@ -2,5 +2,14 @@
 
 from sklearn_shapq.games._interventional import InterventionalGame
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
+from sklearn_shapq.games._product_kernel import KernelComponent, KernelExpansion, ProductKernelGame
 
-__all__ = ["OUTPUTS", "InterventionalGame", "ModelFunction", "make_model_function"]
+__all__ = [
+    "OUTPUTS",
+    "InterventionalGame",
+    "KernelComponent",
+    "KernelExpansion",
+    "ModelFunction",
+    "ProductKernelGame",
+    "make_model_function",
+]

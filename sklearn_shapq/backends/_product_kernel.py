@@ -1,0 +1,361 @@
+"""Exact Shapley values of two-factor product games: numba kernels, the array twin, the CUDA source.
+
+For an explained row (query) q, an anchor i and a reference l, the game
+
+    v(S) = Π_{j∈S} a_j Π_{j∉S} b_j,   a_j = k_j(q_j, X_ij),   b_j = k_j(r_lj, X_ij) (or 1)
+
+has Shapley values φ_j = (a_j − b_j) ψ_j with ψ_j = Σ_{S⊆N∖j} μ(|S|) Π_{k∈S} a_k Π_{k∉S, k≠j} b_k and
+μ(s) = s! (d − s − 1)! / d!. Two exact O(d²) ways compute all d values of ψ at once:
+
+* "prefix_suffix" (Method A of the spec): prefix elementary symmetric polynomials
+  L_j[t] = e_t(features < j) times μ-weighted suffix sums G_j[t] = Σ_u μ(t + u) e_u(features > j),
+  with the two-factor recurrences e_t ← b e_t + a e_{t−1}. Additions only; exact to rounding, but
+  the raw polynomials overflow beyond d ≈ 1000.
+* "quadrature" (Method B): μ(s) = ∫₀¹ tˢ (1 − t)^{d−1−s} dt turns ψ_j into
+  ∫₀¹ Π_{k≠j} (b_k + t (a_k − b_k)) dt, a polynomial of degree d − 1: Gauss–Legendre with ⌈d/2⌉
+  nodes is exact. Every factor is a convex combination of kernel values, so nothing overflows.
+
+The public entry point is a backend method (``product_kernel_shapley``): it returns, for each query,
+Σ_i w_qi · mean_l φ(q, i, l) for weights w of shape (1 or Q, n, k). Model explanations use one
+weight row (the dual coefficients); HSIC/MMD attributions use a weight per (q, i) pair.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from math import exp
+from typing import Any
+
+import numba
+import numpy as np
+
+FACTOR_KINDS = {"rbf": 0, "laplacian": 1, "cauchy": 2}
+"""Per-feature kernel factors: rbf exp(−γ(a−b)²), laplacian exp(−γ|a−b|), cauchy 1/(1+γ(a−b)²)."""
+
+METHODS = ("prefix_suffix", "quadrature")
+PAIR_WORK_CHUNKS = 64
+"""Parallel work items per call of the numba kernel when few queries are explained."""
+
+
+@lru_cache(maxsize=64)
+def shapley_weight_vector(d: int) -> np.ndarray:
+    """μ(s) = s! (d − s − 1)! / d! for s = 0 … d − 1, by the recurrence (no factorials)."""
+    mu = np.empty(d)
+    mu[0] = 1.0 / d
+    for s in range(d - 1):
+        mu[s + 1] = mu[s] * (s + 1) / (d - 1 - s)
+    mu.setflags(write=False)
+    return mu
+
+
+@lru_cache(maxsize=64)
+def unit_gauss_legendre(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes τ and weights ω on [0, 1] integrating polynomials of degree d − 1 exactly."""
+    nodes, weights = np.polynomial.legendre.leggauss(max(1, (d + 1) // 2))
+    tau, omega = (nodes + 1.0) / 2.0, weights / 2.0
+    tau.setflags(write=False)
+    omega.setflags(write=False)
+    return tau, omega
+
+
+def factor_tensor(left: Any, right: Any, kinds: Any, gammas: Any, xp: Any = np) -> Any:
+    """Per-feature kernel factors k_j(left_aj, right_bj).
+
+    Parameters
+    ----------
+    left : array of shape (A, d)
+    right : array of shape (B, d)
+    kinds : int array of shape (d,)
+        Codes of :data:`FACTOR_KINDS`.
+    gammas : array of shape (d,)
+    xp : module
+        numpy or cupy.
+
+    Returns
+    -------
+    array of shape (A, B, d)
+    """
+    kinds = xp.asarray(kinds)
+    gammas = xp.asarray(gammas, dtype=xp.float64)
+    diff = left[:, None, :] - right[None, :, :]
+    square = gammas * diff * diff
+    rbf = xp.exp(-square)
+    laplacian = xp.exp(-gammas * xp.abs(diff))
+    cauchy = 1.0 / (1.0 + square)
+    return xp.where(kinds == 0, rbf, xp.where(kinds == 1, laplacian, cauchy))
+
+
+# ----------------------------------------------------------------------------------------------
+# numba (CPU)
+# ----------------------------------------------------------------------------------------------
+
+
+@numba.njit(inline="always", cache=True)
+def _factor(kind: int, gamma: float, diff: float) -> float:
+    if kind == 0:
+        return exp(-gamma * diff * diff)
+    if kind == 1:
+        return exp(-gamma * abs(diff))
+    return 1.0 / (1.0 + gamma * diff * diff)
+
+
+@numba.njit(cache=True)
+def _psi_quadrature(a, b, tau, omega, factors, prefix, psi):  # pragma: no cover - numba
+    d = a.shape[0]
+    psi[:] = 0.0
+    for g in range(tau.shape[0]):
+        t = tau[g]
+        running = 1.0
+        for j in range(d):
+            prefix[j] = running
+            factors[j] = b[j] + t * (a[j] - b[j])
+            running *= factors[j]
+        running = omega[g]
+        for j in range(d - 1, -1, -1):
+            psi[j] += prefix[j] * running
+            running *= factors[j]
+
+
+@numba.njit(cache=True)
+def _psi_prefix_suffix(a, b, mu, suffix, prefix, psi):  # pragma: no cover - numba
+    d = a.shape[0]
+    # suffix[j, t] = Σ_u μ(t + u) e_u(features > j), needed for t <= j
+    for t in range(d):
+        suffix[d - 1, t] = mu[t]
+    for j in range(d - 1, 0, -1):
+        for t in range(j):
+            suffix[j - 1, t] = b[j] * suffix[j, t] + a[j] * suffix[j, t + 1]
+    # prefix[t] = e_t(features < j)
+    prefix[0] = 1.0
+    for j in range(d):
+        total = 0.0
+        for t in range(j + 1):
+            total += prefix[t] * suffix[j, t]
+        psi[j] = total
+        prefix[j + 1] = a[j] * prefix[j]
+        for t in range(j, 0, -1):
+            prefix[t] = b[j] * prefix[t] + a[j] * prefix[t - 1]
+        prefix[0] = b[j] * prefix[0]
+
+
+@numba.njit(parallel=True, cache=True)
+def _pair_shapley_kernel(
+    queries, anchors, references, kinds, gammas, weights, use_quadrature, tau, omega, mu, n_chunks, out
+):  # pragma: no cover - numba
+    n_queries, d = queries.shape
+    n_anchors = anchors.shape[0]
+    n_references = references.shape[0]
+    n_games = max(n_references, 1)
+    k = weights.shape[2]
+    shared_weights = weights.shape[0] == 1
+    chunk = (n_anchors + n_chunks - 1) // n_chunks
+    for item in numba.prange(n_queries * n_chunks):
+        q = item // n_chunks
+        c = item - q * n_chunks
+        w_row = 0 if shared_weights else q
+        a = np.empty(d)
+        b = np.ones(d)
+        psi = np.empty(d)
+        contribution = np.empty(d)
+        work = np.empty(d + 1)
+        factors = np.empty(d)
+        suffix = np.empty((d, d + 1)) if not use_quadrature else np.empty((1, 1))
+        for i in range(c * chunk, min(n_anchors, (c + 1) * chunk)):
+            active = False
+            for o in range(k):
+                if weights[w_row, i, o] != 0.0:
+                    active = True
+            if not active:
+                continue
+            for j in range(d):
+                a[j] = _factor(kinds[j], gammas[j], queries[q, j] - anchors[i, j])
+            contribution[:] = 0.0
+            for r in range(n_games):
+                if n_references > 0:
+                    for j in range(d):
+                        b[j] = _factor(kinds[j], gammas[j], references[r, j] - anchors[i, j])
+                if use_quadrature:
+                    _psi_quadrature(a, b, tau, omega, factors, work, psi)
+                else:
+                    _psi_prefix_suffix(a, b, mu, suffix, work, psi)
+                for j in range(d):
+                    contribution[j] += (a[j] - b[j]) * psi[j]
+            for j in range(d):
+                for o in range(k):
+                    out[q, c, j, o] += weights[w_row, i, o] * contribution[j]
+
+
+def pair_shapley_numba(
+    queries: np.ndarray,
+    anchors: np.ndarray,
+    references: np.ndarray | None,
+    kinds: np.ndarray,
+    gammas: np.ndarray,
+    weights: np.ndarray,
+    method: str,
+) -> np.ndarray:
+    """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel; see the module docstring. (Q, d, k)."""
+    n_queries, d = queries.shape
+    n_anchors = anchors.shape[0]
+    n_chunks = int(min(max(1, PAIR_WORK_CHUNKS // max(1, n_queries)), max(1, n_anchors // 16)))
+    refs = np.empty((0, d)) if references is None else np.ascontiguousarray(references, dtype=np.float64)
+    tau, omega = unit_gauss_legendre(d)
+    out = np.zeros((n_queries, n_chunks, d, weights.shape[2]))
+    _pair_shapley_kernel(
+        np.ascontiguousarray(queries, dtype=np.float64),
+        np.ascontiguousarray(anchors, dtype=np.float64),
+        refs,
+        np.ascontiguousarray(kinds, dtype=np.int8),
+        np.ascontiguousarray(gammas, dtype=np.float64),
+        np.ascontiguousarray(weights, dtype=np.float64),
+        method == "quadrature",
+        tau,
+        omega,
+        shapley_weight_vector(d),
+        n_chunks,
+        out,
+    )
+    return out.sum(axis=1) / max(1, refs.shape[0])
+
+
+# ----------------------------------------------------------------------------------------------
+# array twin (numpy in CI, cupy on a GPU)
+# ----------------------------------------------------------------------------------------------
+
+
+def pair_contributions_quadrature(a: Any, b: Any, xp: Any) -> Any:
+    """Return (a − b) ψ for factor arrays a, b broadcasting to (..., d), by Gauss–Legendre quadrature.
+
+    ψ_j = Σ_g ω_g P_g / F_gj with F_g = b + τ_g (a − b) and P_g = Π_k F_gk: the form the CUDA
+    kernel computes (no per-feature buffers). F_gj = 0 only where a_j = b_j = 0, where the
+    contribution is 0.
+    """
+    d = a.shape[-1]
+    tau, omega = unit_gauss_legendre(d)
+    diff = a - b
+    moving = diff != 0
+    total = xp.zeros(xp.broadcast_shapes(a.shape, b.shape), dtype=xp.float64)
+    for t, w in zip(tau.tolist(), omega.tolist(), strict=True):  # a loop over nodes only
+        factors = b + t * diff
+        total += w * xp.prod(factors, axis=-1, keepdims=True) / xp.where(moving, factors, 1.0)
+    return xp.where(moving, diff * total, 0.0)
+
+
+def pair_contributions_prefix_suffix(a: Any, b: Any, xp: Any) -> Any:
+    """Return (a − b) ψ for factor arrays a, b broadcasting to (..., d), by prefix × μ-suffix sums."""
+    a, b = xp.broadcast_arrays(a, b)
+    shape, d = a.shape, a.shape[-1]
+    a = a.reshape(-1, d)
+    b = b.reshape(-1, d)
+    mu = xp.asarray(shapley_weight_vector(d))
+    suffix = xp.zeros((a.shape[0], d, d + 1))
+    suffix[:, d - 1, :d] = mu
+    for j in range(d - 1, 0, -1):  # loops over features only, vectorised over pairs
+        suffix[:, j - 1, :j] = b[:, j, None] * suffix[:, j, :j] + a[:, j, None] * suffix[:, j, 1 : j + 1]
+    prefix = xp.zeros((a.shape[0], d + 1))
+    prefix[:, 0] = 1.0
+    psi = xp.empty_like(a)
+    for j in range(d):
+        psi[:, j] = (prefix[:, : j + 1] * suffix[:, j, : j + 1]).sum(axis=1)
+        shifted = prefix[:, : j + 1].copy()
+        prefix[:, : j + 1] *= b[:, j, None]
+        prefix[:, 1 : j + 2] += a[:, j, None] * shifted
+    return ((a - b) * psi).reshape(shape)
+
+
+def pair_shapley_array(
+    xp: Any,
+    queries: Any,
+    anchors: Any,
+    references: Any,
+    kinds: np.ndarray,
+    gammas: np.ndarray,
+    weights: Any,
+    method: str,
+    max_bytes: int,
+    contributions: Any = None,
+    bytes_per_pair: int | None = None,
+) -> Any:
+    """Σ_i w_qi mean_l φ(q, i, l) in array code, blocked over queries and anchors. (Q, d, k).
+
+    ``contributions(queries, anchors, references) -> (Q_b, n_b, d)`` computes mean_l (a − b) ψ
+    for a block; by default the array code of ``method``. The CUDA backend passes its kernel
+    and the bytes it needs per pair.
+    """
+    n_queries, d = queries.shape
+    n_anchors = anchors.shape[0]
+    if bytes_per_pair is None:
+        n_refs = 1 if references is None else references.shape[0]
+        bytes_per_pair = 8 * d * n_refs * (6 if method == "quadrature" else 2 * (d + 2))
+    anchors_per_block = int(max(1, min(n_anchors, max_bytes // bytes_per_pair)))
+    queries_per_block = int(max(1, max_bytes // (bytes_per_pair * anchors_per_block)))
+    if contributions is None:
+        pair_fn = pair_contributions_quadrature if method == "quadrature" else pair_contributions_prefix_suffix
+
+        def contributions(q: Any, x: Any, refs: Any) -> Any:
+            a = factor_tensor(q, x, kinds, gammas, xp)[:, :, None, :]  # (Q_b, n_b, 1, d)
+            if refs is None:
+                return pair_fn(a, xp.ones(1), xp)[:, :, 0]
+            b = xp.moveaxis(factor_tensor(refs, x, kinds, gammas, xp), 0, 1)[None]  # (1, n_b, L, d)
+            return pair_fn(a, b, xp).mean(axis=2)
+
+    out = xp.zeros((n_queries, d, weights.shape[2]))
+    for q0 in range(0, n_queries, queries_per_block):
+        q1 = min(q0 + queries_per_block, n_queries)
+        w_rows = slice(0, 1) if weights.shape[0] == 1 else slice(q0, q1)
+        for i0 in range(0, n_anchors, anchors_per_block):
+            i1 = min(i0 + anchors_per_block, n_anchors)
+            block = contributions(queries[q0:q1], anchors[i0:i1], references)  # (Q_b, n_b, d)
+            out[q0:q1] += xp.matmul(block.transpose(0, 2, 1), weights[w_rows, i0:i1])
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# CUDA (cupy RawKernel): one thread per (query, anchor), Method B in the division form above
+# ----------------------------------------------------------------------------------------------
+
+CUDA_PAIR_QUADRATURE_KERNEL = "sklearn_shapq_pair_quadrature"
+CUDA_PAIR_QUADRATURE = r"""
+// MAX_NODES (an upper bound on the Gauss–Legendre nodes) is defined in front of this source.
+__device__ __forceinline__ double factor(signed char kind, double gamma, double diff) {
+    if (kind == 0) return exp(-gamma * diff * diff);
+    if (kind == 1) return exp(-gamma * fabs(diff));
+    return 1.0 / (1.0 + gamma * diff * diff);
+}
+
+extern "C" __global__ void sklearn_shapq_pair_quadrature(
+    const double* queries, const double* anchors, const double* references, const signed char* kinds,
+    const double* gammas, const double* tau, const double* omega, const int n_nodes,
+    const long long n_queries, const long long n_anchors, const long long n_references, const long long d,
+    double* out)
+{
+    const long long pair = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (pair >= n_queries * n_anchors) return;
+    const long long q = pair / n_anchors;
+    const long long i = pair - q * n_anchors;
+    const double* x = queries + q * d;
+    const double* anchor = anchors + i * d;
+    double* contribution = out + pair * d;
+    const long long n_games = n_references > 0 ? n_references : 1;
+    double product[MAX_NODES];
+    for (long long j = 0; j < d; ++j) contribution[j] = 0.0;
+    for (long long r = 0; r < n_games; ++r) {
+        const double* ref = references + r * d;
+        for (int g = 0; g < n_nodes; ++g) product[g] = 1.0;
+        for (long long j = 0; j < d; ++j) {
+            const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
+            const double b = n_references > 0 ? factor(kinds[j], gammas[j], ref[j] - anchor[j]) : 1.0;
+            for (int g = 0; g < n_nodes; ++g) product[g] *= b + tau[g] * (a - b);
+        }
+        for (long long j = 0; j < d; ++j) {
+            const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
+            const double b = n_references > 0 ? factor(kinds[j], gammas[j], ref[j] - anchor[j]) : 1.0;
+            const double diff = a - b;
+            if (diff == 0.0) continue;
+            double psi = 0.0;
+            for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / (b + tau[g] * diff);
+            contribution[j] += diff * psi / (double)n_games;
+        }
+    }
+}
+"""

@@ -1,0 +1,69 @@
+"""Exact Shapley values of product-kernel games (PKeX-Shapley and its two-factor generalisation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn_shapq.backends._product_kernel import METHODS
+from sklearn_shapq.estimators._exact import exact_shapley
+
+PRODUCT_KERNEL_METHODS = ("auto", *METHODS, "brute_force")
+BRUTE_FORCE_MAX_FEATURES = 16
+PREFIX_SUFFIX_MAX_FEATURES = 512
+"""Above this d "auto" uses the quadrature: the prefix polynomials overflow near d ≈ 1000."""
+
+
+def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) -> str:
+    """Return the algorithm behind ``method`` for d features.
+
+    "auto" is "prefix_suffix" on the CPU for d <= 512 (the most accurate, and the faster numba
+    kernel there), else "quadrature" (never overflows; the GPU kernel).
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, or "brute_force" above 16 features.
+    """
+    if method not in PRODUCT_KERNEL_METHODS:
+        raise ValueError(f"method must be one of {PRODUCT_KERNEL_METHODS}, got {method!r}.")
+    if method == "brute_force" and n_features > BRUTE_FORCE_MAX_FEATURES:
+        raise ValueError(
+            f"method='brute_force' enumerates 2^d coalitions and is limited to d <= {BRUTE_FORCE_MAX_FEATURES}; "
+            f"got d = {n_features}. Use 'auto'."
+        )
+    if method != "auto":
+        return method
+    return "prefix_suffix" if not on_gpu and n_features <= PREFIX_SUFFIX_MAX_FEATURES else "quadrature"
+
+
+def product_kernel_shapley(game: Any, x: Any, method: str) -> Any:
+    """Exact Shapley values of a :class:`~sklearn_shapq.games.ProductKernelGame` for rows ``x``.
+
+    Parameters
+    ----------
+    game : ProductKernelGame
+    x : array of shape (B, d)
+        Explained rows on the game's backend.
+    method : {"prefix_suffix", "quadrature", "brute_force"}
+        The two O(n d²) algorithms per row, or enumeration of all 2^d coalitions of the game's
+        own value function (the oracle).
+
+    Returns
+    -------
+    array of shape (B, d, k)
+    """
+    if method == "brute_force":
+        return exact_shapley(game, x, game.full_values(x))
+    backend = game.backend
+    total = 0.0
+    for component in game.expansion.components:
+        total = total + backend.product_kernel_shapley(
+            x,
+            backend.to_device(component.anchors),
+            game.references,
+            component.kinds,
+            component.gammas,
+            backend.to_device(component.weights[None]),
+            method,
+        )
+    return total
