@@ -9,7 +9,7 @@ from scipy.stats import t as student_t
 def make_explanation(
     values: np.ndarray,
     base_values: np.ndarray,
-    data: np.ndarray,
+    data: np.ndarray | None,
     feature_names: list[str],
     *,
     output_names: list[str] | None = None,
@@ -25,8 +25,9 @@ def make_explanation(
         Shapley values; k = 1 is returned as (n, d).
     base_values : array of shape (n, k)
         Base value of each row; k = 1 is returned as (n,).
-    data : array of shape (n, d)
-        The explained rows (numeric ndarray, never a DataFrame).
+    data : array of shape (n, d) or None
+        The explained rows (numeric ndarray, never a DataFrame); None for a global attribution
+        that explains no particular row.
     feature_names : list of d str
     output_names : list of k str, optional
         Names of the outputs when k > 1.
@@ -64,7 +65,7 @@ def make_explanation(
     return shap.Explanation(
         values=values,
         base_values=base_values,
-        data=np.asarray(data),
+        data=None if data is None else np.asarray(data),
         feature_names=list(feature_names),
         output_names=None if single else list(output_names),
         compute_time=compute_time,

@@ -1,6 +1,7 @@
 """Estimators: turn evaluations of a game into Shapley estimates and standard errors."""
 
 from sklearn_shapq.estimators._exact import exact_shapley, shapley_from_table
+from sklearn_shapq.estimators._kernel_statistics import statistic_shapley
 from sklearn_shapq.estimators._owen import owen_plan, owen_shapley
 from sklearn_shapq.estimators._permutation_walk import permutation_walk, prefix_masks
 from sklearn_shapq.estimators._product_kernel import (
@@ -24,6 +25,7 @@ __all__ = [
     "product_kernel_shapley",
     "resolve_product_kernel_method",
     "shapley_from_table",
+    "statistic_shapley",
     "stratified_plan",
     "stratified_shapley",
     "walk_source",
