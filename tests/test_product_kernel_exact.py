@@ -245,3 +245,51 @@ def test_cuda_kernels_match_numba():
         for method in METHODS:
             got = cuda.to_numpy(run(cuda, method, x, anchors, alpha, kinds, gammas, references))
             np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def test_underflowing_factors_give_no_nan():
+    """A factor underflowing to 0 next to a subnormal one (b = 5e-324, a = 0) stays finite."""
+    x, anchors = np.array([[100.0, 0.3, 0.1]]), np.zeros((1, 3))
+    references = np.array([[np.sqrt(744.4), 0.2, 1.0]])
+    kinds, gammas, weights = np.zeros(3, np.int8), np.ones(3), np.ones((1, 1, 1))
+    results = [
+        backend.product_kernel_shapley(x, anchors, references, kinds, gammas, weights, method)
+        for backend in BACKENDS.values()
+        for method in METHODS
+    ]
+    for result in results:
+        assert np.all(np.isfinite(result))
+        np.testing.assert_allclose(result, results[0], atol=1e-300)
+
+
+def test_per_query_weights_are_blocked_correctly():
+    rng = np.random.default_rng(8)
+    anchors, _, kinds, gammas = random_problem(4, rng, n=25)
+    x = rng.normal(size=(6, 4))
+    weights = rng.normal(size=(6, 25, 2))
+    expected = CpuBackend().product_kernel_shapley(x, anchors, None, kinds, gammas, weights, "quadrature")
+    for method in METHODS:
+        tiny = ArrayBackend(np).product_kernel_shapley(x, anchors, None, kinds, gammas, weights, method, max_bytes=1)
+        np.testing.assert_allclose(tiny, expected, atol=1e-14)
+
+
+def test_malformed_calls_are_refused():
+    rng = np.random.default_rng(9)
+    anchors, alpha, kinds, gammas = random_problem(3, rng, n=4)
+    x = rng.normal(size=(6, 3))
+    for backend in BACKENDS.values():
+        with pytest.raises(ValueError, match="weights"):
+            backend.product_kernel_shapley(x, anchors, None, kinds, gammas, np.ones((2, 4, 1)), "quadrature")
+        with pytest.raises(ValueError, match="kinds"):
+            backend.product_kernel_shapley(x, anchors, None, kinds[:2], gammas, np.ones((1, 4, 1)), "quadrature")
+        with pytest.raises(ValueError, match="method"):
+            backend.product_kernel_shapley(x, anchors, None, kinds, gammas, np.ones((1, 4, 1)), "auto")
+        with pytest.raises(ValueError, match="overflows"):
+            wide = np.zeros((1, 1001))
+            backend.product_kernel_shapley(
+                wide, wide, None, np.zeros(1001, np.int8), np.ones(1001), np.ones((1, 1, 1)), "prefix_suffix"
+            )
+    with pytest.raises(ValueError, match="overflows"):
+        resolve_product_kernel_method("prefix_suffix", 1001, on_gpu=False)
+    with pytest.raises(ValueError, match="kinds"):
+        KernelComponent(anchors, alpha[:, None], np.array([0, 1, 7], np.int8), gammas)

@@ -259,10 +259,15 @@ def test_bad_input_and_unsupported_models(regression):
         )
 
 
-def test_cuda_without_a_gpu_is_a_clear_error(regression):
-    pytest.importorskip("cupy", reason="with cupy installed a GPU may be present")
+def test_cuda_is_a_clear_error_without_a_gpu_and_exact_with_one(regression):
+    from sklearn_shapq.backends._device import _cuda_device_count
+
     X, y = regression
-    try:
-        ProductKernelShapExplainer(SVR().fit(X, y), device="cuda").fit(X)
-    except DeviceUnavailableError:
-        return
+    explainer = ProductKernelShapExplainer(SVR().fit(X, y), device="cuda")
+    if _cuda_device_count() == 0:
+        with pytest.raises(DeviceUnavailableError):
+            explainer.fit(X)
+    else:
+        np.testing.assert_allclose(
+            explainer.fit(X).shap_values(X[:3]), ProductKernelShapExplainer(explainer.model).fit(X).shap_values(X[:3])
+        )

@@ -33,6 +33,9 @@ FACTOR_KINDS = {"rbf": 0, "laplacian": 1, "cauchy": 2}
 """Per-feature kernel factors: rbf exp(−γ(a−b)²), laplacian exp(−γ|a−b|), cauchy 1/(1+γ(a−b)²)."""
 
 METHODS = ("prefix_suffix", "quadrature")
+PREFIX_SUFFIX_MAX_FEATURES = 1000
+"""Beyond this d the raw elementary symmetric polynomials of "prefix_suffix" may overflow."""
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 PAIR_WORK_CHUNKS = 64
 """Parallel work items per call of the numba kernel when few queries are explained."""
 
@@ -216,6 +219,26 @@ def _pair_shapley_kernel(
                     out[q, c, j, o] += weights[w_row, i, o] * contribution[j]
 
 
+def check_pair_arguments(
+    queries: Any, anchors: Any, references: Any, kinds: Any, gammas: Any, weights: Any, method: str
+) -> None:
+    """Validate the shapes and method of a ``product_kernel_shapley`` call (the kernels trust them)."""
+    n_queries, d = queries.shape
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
+    if method == "prefix_suffix" and d > PREFIX_SUFFIX_MAX_FEATURES:
+        raise ValueError(
+            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} features (got {d}); "
+            "use 'quadrature'."
+        )
+    if anchors.ndim != 2 or anchors.shape[1] != d or (references is not None and references.shape[1:] != (d,)):
+        raise ValueError("queries, anchors and references must have the same number of features.")
+    if np.shape(kinds) != (d,) or np.shape(gammas) != (d,):
+        raise ValueError(f"kinds and gammas must have shape ({d},).")
+    if weights.ndim != 3 or weights.shape[0] not in (1, n_queries) or weights.shape[1] != anchors.shape[0]:
+        raise ValueError(f"weights must have shape (1 or {n_queries}, {anchors.shape[0]}, k), got {weights.shape}.")
+
+
 def pair_shapley_numba(
     queries: np.ndarray,
     anchors: np.ndarray,
@@ -226,6 +249,7 @@ def pair_shapley_numba(
     method: str,
 ) -> np.ndarray:
     """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel; see the module docstring. (Q, d, k)."""
+    check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method)
     n_queries, d = queries.shape
     n_anchors = anchors.shape[0]
     n_chunks = int(min(max(1, PAIR_WORK_CHUNKS // max(1, n_queries)), max(1, n_anchors // 16)))
@@ -258,8 +282,9 @@ def pair_contributions_quadrature(a: Any, b: Any, xp: Any) -> Any:
     """Return (a − b) ψ for factor arrays a, b broadcasting to (..., d), by Gauss–Legendre quadrature.
 
     ψ_j = Σ_g ω_g P_g / F_gj with F_g = b + τ_g (a − b) and P_g = Π_k F_gk: the form the CUDA
-    kernel computes (no per-feature buffers). F_gj = 0 only where a_j = b_j = 0, where the
-    contribution is 0.
+    kernel computes (no per-feature buffers). F is clamped to the smallest normal number, so a
+    factor that underflows next to a subnormal one cannot make 0/0; features with a = b
+    contribute 0.
     """
     d = a.shape[-1]
     tau, omega = unit_gauss_legendre(d)
@@ -267,8 +292,8 @@ def pair_contributions_quadrature(a: Any, b: Any, xp: Any) -> Any:
     moving = diff != 0
     total = xp.zeros(xp.broadcast_shapes(a.shape, b.shape), dtype=xp.float64)
     for t, w in zip(tau.tolist(), omega.tolist(), strict=True):  # a loop over nodes only
-        factors = b + t * diff
-        total += w * xp.prod(factors, axis=-1, keepdims=True) / xp.where(moving, factors, 1.0)
+        factors = xp.maximum(b + t * diff, _SMALLEST_NORMAL)
+        total += w * xp.prod(factors, axis=-1, keepdims=True) / factors
     return xp.where(moving, diff * total, 0.0)
 
 
@@ -313,6 +338,7 @@ def pair_shapley_array(
     for a block; by default the array code of ``method``. The CUDA backend passes its kernel
     and the bytes it needs per pair.
     """
+    check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method)
     n_queries, d = queries.shape
     n_anchors = anchors.shape[0]
     if bytes_per_pair is None:
@@ -347,7 +373,10 @@ def pair_shapley_array(
 
 CUDA_PAIR_QUADRATURE_KERNEL = "sklearn_shapq_pair_quadrature"
 CUDA_PAIR_QUADRATURE = r"""
-// MAX_NODES (an upper bound on the Gauss–Legendre nodes) is defined in front of this source.
+#include <cfloat>
+// MAX_NODES (an upper bound on the Gauss-Legendre nodes) is defined in front of this source.
+// F is clamped to DBL_MIN: where a factor underflows to 0 and the other is subnormal, F would
+// round to 0 with a - b != 0, and 0/0 would follow.
 __device__ __forceinline__ double factor(signed char kind, double gamma, double diff) {
     if (kind == 0) return exp(-gamma * diff * diff);
     if (kind == 1) return exp(-gamma * fabs(diff));
@@ -376,7 +405,7 @@ extern "C" __global__ void sklearn_shapq_pair_quadrature(
         for (long long j = 0; j < d; ++j) {
             const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
             const double b = n_references > 0 ? factor(kinds[j], gammas[j], ref[j] - anchor[j]) : 1.0;
-            for (int g = 0; g < n_nodes; ++g) product[g] *= b + tau[g] * (a - b);
+            for (int g = 0; g < n_nodes; ++g) product[g] *= fmax(b + tau[g] * (a - b), DBL_MIN);
         }
         for (long long j = 0; j < d; ++j) {
             const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
@@ -384,7 +413,7 @@ extern "C" __global__ void sklearn_shapq_pair_quadrature(
             const double diff = a - b;
             if (diff == 0.0) continue;
             double psi = 0.0;
-            for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / (b + tau[g] * diff);
+            for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / fmax(b + tau[g] * diff, DBL_MIN);
             contribution[j] += diff * psi / (double)n_games;
         }
     }

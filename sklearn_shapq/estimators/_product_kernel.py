@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sklearn_shapq.backends._product_kernel import METHODS
+from sklearn_shapq.backends._product_kernel import METHODS, PREFIX_SUFFIX_MAX_FEATURES
 from sklearn_shapq.estimators._exact import exact_shapley
 
 PRODUCT_KERNEL_METHODS = ("auto", *METHODS, "brute_force")
 BRUTE_FORCE_MAX_FEATURES = 16
-PREFIX_SUFFIX_MAX_FEATURES = 512
+AUTO_PREFIX_SUFFIX_FEATURES = 512
 """Above this d "auto" uses the quadrature: the prefix polynomials overflow near d ≈ 1000."""
 
 
@@ -22,7 +22,7 @@ def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) ->
     Raises
     ------
     ValueError
-        For an unknown method, or "brute_force" above 16 features.
+        For an unknown method, "brute_force" above 16 features or "prefix_suffix" above 1000.
     """
     if method not in PRODUCT_KERNEL_METHODS:
         raise ValueError(f"method must be one of {PRODUCT_KERNEL_METHODS}, got {method!r}.")
@@ -31,9 +31,14 @@ def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) ->
             f"method='brute_force' enumerates 2^d coalitions and is limited to d <= {BRUTE_FORCE_MAX_FEATURES}; "
             f"got d = {n_features}. Use 'auto'."
         )
+    if method == "prefix_suffix" and n_features > PREFIX_SUFFIX_MAX_FEATURES:
+        raise ValueError(
+            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} features (got "
+            f"{n_features}); use 'quadrature' or 'auto'."
+        )
     if method != "auto":
         return method
-    return "prefix_suffix" if not on_gpu and n_features <= PREFIX_SUFFIX_MAX_FEATURES else "quadrature"
+    return "prefix_suffix" if not on_gpu and n_features <= AUTO_PREFIX_SUFFIX_FEATURES else "quadrature"
 
 
 def product_kernel_shapley(game: Any, x: Any, method: str) -> Any:

@@ -41,7 +41,9 @@ class ProductKernelShapExplainer(BaseEstimator):
     ----------
     model : fitted estimator or ProductKernelModel
         ``SVR``, ``NuSVR``, ``SVC``/``NuSVC`` (decision function; multiclass: one output per
-        one-vs-one pair), ``OneClassSVM``, ``KernelRidge`` (rbf, laplacian; multi-output),
+        one-vs-one pair, the libsvm one-vs-one decision values whatever
+        ``decision_function_shape`` says, since the "ovr" shape is not linear in the kernel),
+        ``OneClassSVM``, ``KernelRidge`` (rbf, laplacian; multi-output),
         ``GaussianProcessRegressor`` (RBF incl. ARD, ``ConstantKernel * RBF``, sums of them,
         ``+ WhiteKernel``, ``normalize_y``), ``GaussianProcessClassifier`` (latent mean; one
         output per class when multiclass), a ``Pipeline`` of ``StandardScaler`` /

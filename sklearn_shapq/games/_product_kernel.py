@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
-from sklearn_shapq.backends._product_kernel import factor_tensor
+from sklearn_shapq.backends._product_kernel import FACTOR_KINDS, factor_tensor
 
 _BLOCK_BYTES = 64 * 2**20  # temporaries of one block of kernel evaluations
 
@@ -52,6 +52,8 @@ class KernelComponent:
             raise ValueError(f"weights must have shape ({n}, k), got {self.weights.shape}.")
         if self.kinds.shape != (d,) or self.gammas.shape != (d,):
             raise ValueError(f"kinds and gammas must have shape ({d},).")
+        if not np.all(np.isin(self.kinds, list(FACTOR_KINDS.values()))):
+            raise ValueError(f"kinds must be codes of {FACTOR_KINDS}, got {self.kinds}.")
         if not np.all(np.isfinite(self.gammas)) or np.any(self.gammas < 0):
             raise ValueError("kernel scales (gamma) must be finite and non-negative.")
 
