@@ -8,7 +8,7 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
@@ -24,6 +24,7 @@ from sklearn_shapq.estimators import (
     walk_source,
 )
 from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
+from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._budget import BASELINE_SAMPLERS, BudgetPlan, plan_budget
 from sklearn_shapq.games import InterventionalGame, make_model_function
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, make_source
@@ -32,7 +33,7 @@ from sklearn_shapq.samplers._mallows import check_lambda
 _MAX_ROWS_PER_BLOCK = 4096
 
 
-class PermutationShapExplainer(BaseEstimator):
+class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     """Interventional Shapley values of any model, estimated from sampled permutations.
 
     The game of an explained row x is v_x(S) = mean over background rows z of f(x_S, z_{N∖S}).
@@ -170,19 +171,6 @@ class PermutationShapExplainer(BaseEstimator):
         self.progress = progress
         self.n_jobs = n_jobs
 
-    def __sklearn_clone__(self) -> PermutationShapExplainer:
-        """Clone the parameters but keep the same (fitted) model: it is what is explained."""
-        params = {key: clone(value, safe=False) for key, value in self.get_params(deep=False).items()}
-        params["model"] = self.model
-        return type(self)(**params)
-
-    def _expected_names(self) -> list[str] | None:
-        """Column names a DataFrame must have: those of ``fit``, else the model's own."""
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = getattr(self.model, "feature_names_in_", None)
-        return None if names is None else [str(n) for n in names]
-
     def _check_params(self, n_features: int) -> None:
         if self.max_evals != "auto":
             check_positive_int(self.max_evals, "max_evals")
@@ -293,12 +281,6 @@ class PermutationShapExplainer(BaseEstimator):
             error_dof=dof,
             compute_time=time.perf_counter() - start_time,
         )
-
-    __call__ = explain
-
-    def shap_values(self, X: Any) -> np.ndarray:
-        """Shapley values of ``X`` as an array of shape (n, d) or (n, d, k)."""
-        return self.explain(X).values
 
     def _rows_per_block(self, game: InterventionalGame, plan: BudgetPlan, d: int) -> int:
         """Explained rows per block: enough to fill a model batch, few enough to bound masks."""

@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
@@ -20,6 +20,7 @@ from sklearn_shapq.estimators import (
     product_kernel_shapley,
     resolve_product_kernel_method,
 )
+from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._dual_model import ProductKernelModel
 from sklearn_shapq.explainers._kernel_models import check_reconstruction, expansion_from_dual, extract_expansion
 from sklearn_shapq.games import KernelExpansion, ProductKernelGame
@@ -30,7 +31,7 @@ _AUTO_ROWS_PER_BLOCK = 256
 _COSTLY_OPERATIONS = 5e9  # per explained row: warn above this many for the interventional game
 
 
-class ProductKernelShapExplainer(BaseEstimator):
+class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     """Exact Shapley values of product-kernel models in polynomial time (PKeX-Shapley).
 
     For a model f(x) = Σ_i α_i Π_j k_j(x_j, X_ij) + b (an SVM, kernel ridge or Gaussian process
@@ -192,12 +193,6 @@ class ProductKernelShapExplainer(BaseEstimator):
         )
         return cls(ProductKernelModel(expansion), **params)
 
-    def __sklearn_clone__(self) -> ProductKernelShapExplainer:
-        """Clone the parameters but keep the same (fitted) model: it is what is explained."""
-        params = {key: clone(value, safe=False) for key, value in self.get_params(deep=False).items()}
-        params["model"] = self.model
-        return type(self)(**params)
-
     def _check_params(self) -> None:
         if self.value_function not in VALUE_FUNCTIONS:
             raise ValueError(f"value_function must be one of {VALUE_FUNCTIONS}, got {self.value_function!r}.")
@@ -292,12 +287,6 @@ class ProductKernelShapExplainer(BaseEstimator):
         self._fitted_model = self.model
         return self
 
-    def _expected_names(self) -> list[str] | None:
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = getattr(self.model, "feature_names_in_", None)
-        return None if names is None else [str(n) for n in names]
-
     def explain(self, X: Any) -> Any:
         """Explain rows of ``X`` exactly.
 
@@ -339,12 +328,6 @@ class ProductKernelShapExplainer(BaseEstimator):
             output_names=self.output_names_,
             compute_time=time.perf_counter() - start_time,
         )
-
-    __call__ = explain
-
-    def shap_values(self, X: Any) -> np.ndarray:
-        """Shapley values of ``X`` as an array of shape (n, d) or (n, d, k)."""
-        return self.explain(X).values
 
     def model_output(self, X: Any) -> np.ndarray:
         """Return the explained output f(x) of rows ``X`` from the dual form: (n,) or (n, k)."""
