@@ -9,7 +9,7 @@ from scipy.spatial.distance import pdist
 
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
 
-MAX_MEDIAN_ROWS = 1000
+MAX_MEDIAN_ROWS = 500
 """Median heuristics look at the pairs of at most this many evenly spaced rows."""
 
 KERNELS = ("rbf", "laplacian")

@@ -78,14 +78,22 @@ def factor_tensor(left: Any, right: Any, kinds: Any, gammas: Any, xp: Any = np) 
     -------
     array of shape (A, B, d)
     """
-    kinds = xp.asarray(kinds)
+    codes = np.asarray(kinds.get() if hasattr(kinds, "get") else kinds)
     gammas = xp.asarray(gammas, dtype=xp.float64)
     diff = left[:, None, :] - right[None, :, :]
-    square = gammas * diff * diff
-    rbf = xp.exp(-square)
-    laplacian = xp.exp(-gammas * xp.abs(diff))
-    cauchy = 1.0 / (1.0 + square)
-    return xp.where(kinds == 0, rbf, xp.where(kinds == 1, laplacian, cauchy))
+    formulas = {
+        0: lambda: xp.exp(-gammas * diff * diff),
+        1: lambda: xp.exp(-gammas * xp.abs(diff)),
+        2: lambda: 1.0 / (1.0 + gammas * diff * diff),
+    }
+    present = np.unique(codes).tolist()
+    if len(present) == 1:  # the usual case: one kind for every feature
+        return formulas[present[0]]()
+    out = xp.empty(diff.shape, dtype=xp.float64)
+    for code in present:
+        columns = xp.asarray(np.flatnonzero(codes == code))
+        out[..., columns] = formulas[code]()[..., columns]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
