@@ -90,7 +90,7 @@ class MMDAttribution(BaseEstimator):
     attributions_ : ndarray of shape (d,)
         Shapley value of each feature; they sum to ``mmd2_``.
     mmd2_ : float
-        The statistic, computed independently by its double sum.
+        The statistic: v(N), the sum of the attributions (v(∅) = 0).
     p_value_ : float or None
         Permutation-test p-value, (1 + #{permuted MMD² >= mmd2_}) / (1 + n_permutations).
     bandwidths_ : ndarray of shape (d,)

@@ -9,11 +9,7 @@ no N × N matrix is ever held beyond one block.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-
-from sklearn_shapq.backends._product_kernel import factor_tensor
 
 _ROW_BLOCK_BYTES = 32 * 2**20
 
@@ -113,13 +109,3 @@ class HSICWeights:
         block /= n * (n - 3)
         block[diagonal] = 0.0
         return block
-
-
-def pair_statistic(U: np.ndarray, weights: Any, kinds: np.ndarray, gammas: np.ndarray, block_rows: int) -> float:
-    """Σ_ab W_ab Π_j k_j(u_aj, u_bj) by the textbook double sum, in row blocks (an independent check)."""
-    total = 0.0
-    for start in range(0, U.shape[0], block_rows):
-        stop = min(start + block_rows, U.shape[0])
-        gram = np.prod(factor_tensor(U[start:stop], U, kinds, gammas), axis=2)
-        total += float((weights.rows(start, stop) * gram).sum())
-    return total

@@ -1,0 +1,94 @@
+"""Tune HSIC feature selection in a Pipeline with GridSearchCV, against SelectKBest, on breast-cancer data.
+
+Run: ``python examples/hsic_feature_selection.py [--out DIR]``. StandardScaler → selector →
+SVC(rbf) on scikit-learn's breast-cancer data (569 rows, 30 features), 5-fold stratified CV over
+the number of kept features k and the SVC's C, for three selectors on the same folds (and, for
+reference, the SVC on all features):
+``HSICAttribution`` (exact Shapley values of HSIC, delta kernel on the class labels, per-feature
+median bandwidths), ``SelectKBest(f_classif)`` and ``SelectKBest(mutual_info_classif)``. Prints the
+best parameters and CV accuracy of each, the CV accuracy per k, the features each picks, and saves
+a bar plot of the HSIC attributions (signed: features that carry no dependence get negative ones).
+"""
+
+import argparse
+import time
+from functools import partial
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import shap
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer
+from sklearn.feature_selection import SelectKBest, f_classif, mutual_info_classif
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from sklearn_shapq import HSICAttribution
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--out", default="example_output")
+args = parser.parse_args()
+
+X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+ks = [2, 3, 5, 8, 12, 20]
+Cs = [1.0, 10.0]
+cv = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
+selectors = {
+    "HSIC": (HSICAttribution(), "n_features_to_select"),
+    "f_classif": (SelectKBest(f_classif), "k"),
+    "mutual_info": (SelectKBest(partial(mutual_info_classif, random_state=0)), "k"),
+}
+
+pipe = Pipeline([("scale", StandardScaler()), ("svc", SVC())])
+reference = GridSearchCV(pipe, {"svc__C": Cs}, cv=cv, scoring="accuracy").fit(X, y)
+print(f"all 30 features: best CV accuracy {reference.best_score_:.4f} with C={reference.best_params_['svc__C']:g}")
+
+searches = {}
+for name, (selector, k_param) in selectors.items():
+    # pandas output: the selector sees column names, so its explanation and picks are named
+    pipe = Pipeline([("scale", StandardScaler()), ("select", selector), ("svc", SVC())]).set_output(transform="pandas")
+    grid = {f"select__{k_param}": ks, "svc__C": Cs}
+    start = time.perf_counter()
+    searches[name] = GridSearchCV(pipe, grid, cv=cv, scoring="accuracy").fit(X, y)
+    search = searches[name]
+    print(
+        f"{name:12s} best CV accuracy {search.best_score_:.4f} "
+        f"± {search.cv_results_['std_test_score'][search.best_index_]:.4f} with "
+        f"k={search.best_params_[f'select__{k_param}']}, C={search.best_params_['svc__C']:g} "
+        f"({time.perf_counter() - start:.1f} s for {len(ks) * len(Cs) * cv.n_splits + 1} fits)"
+    )
+
+print("\nCV accuracy per k (best C for each k):")
+print(f"{'k':>4} " + " ".join(f"{name:>12s}" for name in searches))
+for k in ks:
+    scores = []
+    for name, search in searches.items():
+        param = f"param_select__{selectors[name][1]}"
+        at_k = np.asarray(search.cv_results_[param]) == k
+        scores.append(search.cv_results_["mean_test_score"][at_k].max())
+    print(f"{k:>4} " + " ".join(f"{s:>12.4f}" for s in scores))
+
+hsic = searches["HSIC"].best_estimator_["select"]  # refitted on all rows
+print(f"\nHSIC = {hsic.hsic_:.5f} = sum of attributions {hsic.attributions_.sum():.5f}")
+print(f"the tuned HSIC pipeline keeps k={hsic.n_features_to_select}: {list(hsic.get_feature_names_out())}")
+X_scaled = StandardScaler().set_output(transform="pandas").fit_transform(X)
+print("top 5 of each selector (all rows):")
+for name, (selector, k_param) in selectors.items():
+    top = clone(selector).set_params(**{k_param: 5}).fit(X_scaled, y)
+    print(f"  {name + ':':12s} {list(top.get_feature_names_out())}")
+
+out = Path(args.out)
+out.mkdir(exist_ok=True)
+# one row (not the whole explanation, whose bar plot shows mean |value|): signed attributions,
+# scaled so that shap's two-decimal labels are readable
+shap.plots.bar(hsic.explain()[0] * 1000, max_display=15, show=False)
+plt.xlabel("Shapley value of HSIC × 1000")
+plt.gcf().savefig(out / "hsic_attributions_bar.png", dpi=100, bbox_inches="tight")
+plt.close("all")
+print("plot in", (out / "hsic_attributions_bar.png").resolve())
