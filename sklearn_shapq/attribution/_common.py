@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._explanation import make_explanation
-from sklearn_shapq._validation import check_positive_int
+from sklearn_shapq._validation import check_positive_int, default_feature_names
 from sklearn_shapq.attribution._bandwidth import kernel_factors, resolve_bandwidths
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.backends._product_kernel import METHODS
@@ -58,7 +59,16 @@ def attribute_statistic(
     return attributions, float(attributions.sum()), bandwidths
 
 
-def global_explanation(attributions: np.ndarray, feature_names: list[str]) -> Any:
-    """Return a one-row ``shap.Explanation`` of global attributions (base value 0, no data row)."""
-    d = attributions.shape[0]
-    return make_explanation(attributions.reshape(1, d, 1), np.zeros((1, 1)), None, feature_names)
+class GlobalAttributionMixin:
+    """``explain()`` for estimators whose fitted ``attributions_`` explain no particular row."""
+
+    def explain(self) -> Any:
+        """Return the attributions as a one-row ``shap.Explanation`` (base value 0) for shap's plots.
+
+        Use ``explain()[0]`` with ``shap.plots.bar`` to keep the signs (a 2-D Explanation is
+        plotted as mean absolute values).
+        """
+        check_is_fitted(self, "attributions_")
+        d = self.n_features_in_
+        names = default_feature_names(d, getattr(self, "feature_names_in_", None))
+        return make_explanation(self.attributions_.reshape(1, d, 1), np.zeros((1, 1)), None, names)

@@ -11,16 +11,15 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_shapq._validation import default_feature_names
 from sklearn_shapq.attribution._bandwidth import median_distance
-from sklearn_shapq.attribution._common import attribute_statistic, global_explanation
+from sklearn_shapq.attribution._common import GlobalAttributionMixin, attribute_statistic
 from sklearn_shapq.games import HSICWeights
 
 ESTIMATORS = ("biased", "unbiased")
 TARGET_KERNELS = ("auto", "delta", "rbf")
 
 
-class HSICAttribution(SelectorMixin, BaseEstimator):
+class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     """Exact Shapley attribution of the Hilbert–Schmidt independence criterion HSIC(X, y).
 
     With a product kernel on X, HSIC is a weighted sum over pairs of samples of products of
@@ -182,9 +181,3 @@ class HSICAttribution(SelectorMixin, BaseEstimator):
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "attributions_")
         return self.ranking_ <= self._check_n_features_to_select(self.n_features_in_)
-
-    def explain(self) -> Any:
-        """Return the attributions as a one-row ``shap.Explanation`` (base value 0) for shap's plots."""
-        check_is_fitted(self, "attributions_")
-        names = default_feature_names(self.n_features_in_, getattr(self, "feature_names_in_", None))
-        return global_explanation(self.attributions_, names)

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_data, default_feature_names
+from sklearn_shapq._validation import check_data
 from sklearn_shapq.attribution._bandwidth import kernel_factors
-from sklearn_shapq.attribution._common import attribute_statistic, global_explanation
+from sklearn_shapq.attribution._common import GlobalAttributionMixin, attribute_statistic
 from sklearn_shapq.backends._product_kernel import factor_tensor
 from sklearn_shapq.games import MMDWeights
 
@@ -57,7 +57,7 @@ def permuted_mmd2(
     return within_x / n**2 + within_z / m**2 - 2.0 * across / (n * m)
 
 
-class MMDAttribution(BaseEstimator):
+class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     """Exact Shapley attribution of the squared maximum mean discrepancy between two samples.
 
     MMD² with a product kernel is a weighted sum over pairs of pooled samples of products of
@@ -181,9 +181,3 @@ class MMDAttribution(BaseEstimator):
             null = permuted_mmd2(U, n, kinds, gammas, labels, unbiased)
             self.p_value_ = float((1 + np.sum(null >= self.mmd2_ - 1e-12 * abs(self.mmd2_))) / (1 + null.size))
         return self
-
-    def explain(self) -> Any:
-        """Return the attributions as a one-row ``shap.Explanation`` (base value 0) for shap's plots."""
-        check_is_fitted(self, "attributions_")
-        names = default_feature_names(self.n_features_in_, getattr(self, "feature_names_in_", None))
-        return global_explanation(self.attributions_, names)
