@@ -11,10 +11,30 @@ from sklearn_shapq.estimators._product_kernel import (
 )
 from sklearn_shapq.estimators._source_walk import walk_source
 from sklearn_shapq.estimators._stratified import stratified_plan, stratified_shapley
+from sklearn_shapq.estimators._topk import (
+    PAC_METHODS,
+    TOPK_METHODS,
+    cmcs_coalition_probability,
+    draw_cmcs_coalitions,
+    extended_marginals,
+    top_k_shapley,
+)
+from sklearn_shapq.estimators._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
+from sklearn_shapq.estimators._topk_state import TopKResult
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
 
 __all__ = [
+    "PAC_METHODS",
     "PRODUCT_KERNEL_METHODS",
+    "TOPK_METHODS",
+    "TopKResult",
+    "binary_precision",
+    "cmcs_coalition_probability",
+    "draw_cmcs_coalitions",
+    "extended_marginals",
+    "inclusion_exclusion_error",
+    "ratio_precision",
+    "top_k_shapley",
     "UnitSamples",
     "combine_units",
     "exact_shapley",

@@ -1,0 +1,245 @@
+"""The coalition-game protocol: v on boolean coalition matrices, with an evaluation counter.
+
+A :class:`CoalitionGame` holds ``n_games`` games over the same ``n_players`` players (the rows of
+a local explanation, or repeated runs of one game in a benchmark) and evaluates a batch of
+coalitions of any of them in one call: ``game(masks, games)`` with ``masks`` (m, n_players) bool
+and ``games`` (m,) int gives (m,) values. Every evaluated coalition is counted, per game, in
+``n_evals``: that counter is what a budget is charged against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq.estimators._exact import MAX_EXACT_FEATURES, coalition_masks, shapley_from_table
+
+
+class CoalitionGame:
+    """Base class of coalition games evaluated in batches, with an evaluation counter.
+
+    Subclasses implement :meth:`evaluate`; callers use ``game(masks, games)``, which validates,
+    evaluates and counts.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players d.
+    n_games : int, default=1
+        Number of games evaluated side by side.
+
+    Attributes
+    ----------
+    n_evals : ndarray of shape (n_games,)
+        Coalitions evaluated so far, per game.
+    n_calls : int
+        Calls made so far (each may evaluate many coalitions).
+    """
+
+    def __init__(self, n_players: int, n_games: int = 1) -> None:
+        if n_players < 1 or n_games < 1:
+            raise ValueError(f"A game needs at least one player and one game, got {n_players} and {n_games}.")
+        self.n_players = int(n_players)
+        self.n_games = int(n_games)
+        self.n_evals = np.zeros(self.n_games, dtype=np.int64)
+        self.n_calls = 0
+
+    def __call__(self, masks: Any, games: Any = None) -> np.ndarray:
+        """Evaluate coalitions and count them.
+
+        Parameters
+        ----------
+        masks : bool array of shape (m, n_players)
+            ``masks[c, j]`` says whether player j is in coalition c.
+        games : int array of shape (m,), optional
+            Which game each coalition belongs to (default: game 0).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
+        masks = np.asarray(masks, dtype=bool)
+        if masks.ndim != 2 or masks.shape[1] != self.n_players:
+            raise ValueError(f"masks must have shape (m, {self.n_players}), got {masks.shape}.")
+        games = np.zeros(masks.shape[0], dtype=np.intp) if games is None else np.asarray(games, dtype=np.intp)
+        if games.shape != (masks.shape[0],):
+            raise ValueError(f"games must have shape ({masks.shape[0]},), got {games.shape}.")
+        if games.size and (games.min() < 0 or games.max() >= self.n_games):
+            raise ValueError(f"game indices must lie in [0, {self.n_games}).")
+        if masks.shape[0] == 0:
+            return np.empty(0)
+        values = np.asarray(self.evaluate(masks, games), dtype=np.float64).reshape(masks.shape[0])
+        self.n_evals += np.bincount(games, minlength=self.n_games)
+        self.n_calls += 1
+        return values
+
+    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Values of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
+        raise NotImplementedError
+
+    def reset_counts(self) -> None:
+        """Set the evaluation counters to zero."""
+        self.n_evals[:] = 0
+        self.n_calls = 0
+
+    def shapley_values(self) -> np.ndarray:
+        """Exact Shapley values (n_games, d), by enumerating all 2^d coalitions (not counted)."""
+        return self._enumerated_shapley()
+
+    def _enumerated_shapley(self) -> np.ndarray:
+        d = self.n_players
+        if d > MAX_EXACT_FEATURES:
+            raise ValueError(f"Enumerating 2^{d} coalitions is not feasible.")
+        masks = coalition_masks(np.arange(1 << d, dtype=np.int64), d, np)
+        table = np.stack([self.evaluate(masks, np.full(1 << d, g, dtype=np.intp)) for g in range(self.n_games)])
+        return shapley_from_table(table[:, :, None], np)[:, :, 0]
+
+
+class TableGame(CoalitionGame):
+    """A game given by the values of all 2^d coalitions (bit j of the index ↔ player j).
+
+    Parameters
+    ----------
+    table : array of shape (2^d,) or (n_games, 2^d)
+        Coalition values; one table may be shared by ``n_games`` games (repeated runs).
+    n_games : int, optional
+        Number of games sharing a single table.
+
+    Examples
+    --------
+    >>> game = TableGame([0.0, 1.0, 2.0, 4.0])  # v({0}) = 1, v({1}) = 2, v({0, 1}) = 4
+    >>> game.shapley_values()
+    array([[1.5, 2.5]])
+    >>> game([[True, True]]), game.n_evals
+    (array([4.]), array([1]))
+    """
+
+    def __init__(self, table: Any, n_games: int | None = None) -> None:
+        table = np.asarray(table, dtype=np.float64)
+        shared = table.ndim == 1
+        table = table.reshape(1, -1) if shared else table
+        n_coalitions = table.shape[1]
+        d = n_coalitions.bit_length() - 1
+        if table.ndim != 2 or n_coalitions != 1 << d or d < 1:
+            raise ValueError(f"table must hold 2^d values per game (d >= 1), got shape {table.shape}.")
+        if not np.isfinite(table).all():
+            raise ValueError("table contains NaN or infinity.")
+        if not shared and n_games not in (None, table.shape[0]):
+            raise ValueError(f"n_games={n_games} does not match the {table.shape[0]} tables given.")
+        super().__init__(d, (n_games or 1) if shared else table.shape[0])
+        self.table = table
+        self._bits = np.int64(1) << np.arange(d, dtype=np.int64)
+
+    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        codes = masks.astype(np.int64) @ self._bits
+        return self.table[0 if self.table.shape[0] == 1 else games, codes]
+
+    def shapley_values(self) -> np.ndarray:
+        phi = shapley_from_table(self.table[:, :, None], np)[:, :, 0]
+        return np.broadcast_to(phi, (self.n_games, self.n_players)).copy()
+
+
+class UnanimityGame(CoalitionGame):
+    """A sum of unanimity games v(S) = Σ_R c_R 1[R ⊆ S], whose Shapley values are known.
+
+    φ_i = Σ_{R ∋ i} c_R / |R|. Used to test and benchmark estimators at any d.
+
+    Parameters
+    ----------
+    carriers : bool array of shape (n_terms, d)
+        The carrier R of each term (non-empty).
+    coefficients : array of shape (n_terms,)
+        c_R of each term.
+    n_games : int, default=1
+        Number of identical games side by side (repeated runs).
+
+    Examples
+    --------
+    >>> game = UnanimityGame([[True, True, False], [False, False, True]], [2.0, 1.0])
+    >>> game.shapley_values()
+    array([[1., 1., 1.]])
+    """
+
+    def __init__(self, carriers: Any, coefficients: Any, n_games: int = 1) -> None:
+        carriers = np.asarray(carriers, dtype=bool)
+        coefficients = np.asarray(coefficients, dtype=np.float64)
+        if carriers.ndim != 2 or coefficients.shape != (carriers.shape[0],):
+            raise ValueError("carriers must be (n_terms, d) and coefficients (n_terms,).")
+        if not carriers.any(axis=1).all():
+            raise ValueError("every carrier must hold at least one player.")
+        super().__init__(carriers.shape[1], n_games)
+        self.carriers = carriers
+        self.coefficients = coefficients
+        self._carrier_sizes = carriers.sum(axis=1)
+
+    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        missing = (~masks).astype(np.float64) @ self.carriers.T.astype(np.float64)  # members of R absent
+        return (missing == 0) @ self.coefficients
+
+    def shapley_values(self) -> np.ndarray:
+        phi = (self.carriers / self._carrier_sizes[:, None]).T @ self.coefficients
+        return np.broadcast_to(phi, (self.n_games, self.n_players)).copy()
+
+
+def planted_unanimity_game(
+    n_players: int,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_terms: int = 24,
+    max_order: int = 4,
+    boost: float = 1.5,
+    n_games: int = 1,
+) -> UnanimityGame:
+    """Draw a random sum of unanimity games with a planted top-k (the CMCS spec's test game).
+
+    ``n_terms`` terms with carriers of uniform size 1 … ``max_order`` and coefficients U(−1, 1),
+    plus singleton terms of ``boost`` on k random players, who then usually lead by a clear gap.
+
+    Examples
+    --------
+    >>> game = planted_unanimity_game(12, 3, np.random.default_rng(123))
+    >>> game.n_players, game.carriers.shape[0]
+    (12, 27)
+    """
+    sizes = rng.integers(1, min(max_order, n_players) + 1, size=n_terms)
+    carriers = np.zeros((n_terms + k, n_players), dtype=bool)
+    for term, size in enumerate(sizes):  # a few dozen terms, built once
+        carriers[term, rng.choice(n_players, size, replace=False)] = True
+    carriers[np.arange(n_terms, n_terms + k), rng.choice(n_players, k, replace=False)] = True
+    coefficients = np.concatenate([rng.uniform(-1.0, 1.0, n_terms), np.full(k, boost)])
+    return UnanimityGame(carriers, coefficients, n_games)
+
+
+class CallableGame(CoalitionGame):
+    """A game from a user function of coalition masks.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(masks)`` → (m,) values for bool masks (m, d); with ``n_games > 1``,
+        ``function(masks, games)``.
+    n_players : int
+    n_games : int, default=1
+
+    Examples
+    --------
+    >>> game = CallableGame(lambda masks: masks.sum(axis=1) ** 2.0, n_players=4)
+    >>> game.shapley_values()
+    array([[4., 4., 4., 4.]])
+    """
+
+    def __init__(self, function: Callable[..., Any], n_players: int, n_games: int = 1) -> None:
+        if not callable(function):
+            raise TypeError(f"function must be callable, got {type(function)!r}.")
+        super().__init__(n_players, n_games)
+        self.function = function
+
+    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        out = self.function(masks) if self.n_games == 1 else self.function(masks, games)
+        out = np.asarray(out, dtype=np.float64)
+        if out.shape not in ((masks.shape[0],), (masks.shape[0], 1)):
+            raise ValueError(f"The game function returned shape {out.shape} for {masks.shape[0]} coalitions.")
+        return out.reshape(-1)
