@@ -1,0 +1,200 @@
+"""TopKShapley: selector conventions, local explanations, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import shap
+from sklearn.base import clone
+from sklearn.datasets import load_iris
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_shapq import TopKShapley
+from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.estimators import top_k_shapley
+from sklearn_shapq.games import InterventionalGame, LocalModelGame, TableGame, make_model_function
+
+N_FEATURES = 8
+INFORMATIVE = [0, 3, 5]
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, N_FEATURES))
+    y = 3.0 * X[:, 0] + 2.0 * X[:, 3] - 2.5 * X[:, 5] + 0.2 * rng.normal(size=240)
+    return pd.DataFrame(X, columns=[f"f{j}" for j in range(N_FEATURES)]), y
+
+
+def small(**params) -> TopKShapley:
+    defaults = dict(k=3, cv=3, max_evals=120, t_min=5, random_state=0)
+    defaults.update(params)
+    return TopKShapley(LinearRegression(), **defaults)
+
+
+@pytest.mark.parametrize("method", ["greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "stratified_svarm"])
+def test_retrain_selector_finds_the_informative_features(regression, method):
+    X, y = regression
+    selector = small(method=method).fit(X, y)
+    assert sorted(selector.top_k_.tolist()) == INFORMATIVE
+    assert selector.get_support().tolist() == [j in INFORMATIVE for j in range(N_FEATURES)]
+    assert selector.n_evals_ <= 120
+    assert selector.shapley_values_.shape == selector.stderr_.shape == (N_FEATURES,)
+    # the global game's corners: R² of a constant predictor and of the full model on the same folds
+    assert selector.empty_value_ < 0.0 < selector.full_value_
+    assert selector.full_value_ == pytest.approx(cross_val_score(LinearRegression(), X, y, cv=3).mean())
+
+
+def test_selector_transform_names_and_pandas_output(regression):
+    X, y = regression
+    selector = small().set_output(transform="pandas").fit(X, y)
+    out = selector.transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert out.columns.tolist() == ["f0", "f3", "f5"]
+    assert selector.get_feature_names_out().tolist() == ["f0", "f3", "f5"]
+    assert selector.feature_names_in_.tolist() == X.columns.tolist()
+
+
+def test_marginal_game_needs_no_refits(regression):
+    X, y = regression
+    selector = small(game="marginal", background_size=60).fit(X, y)
+    assert sorted(selector.top_k_.tolist()) == INFORMATIVE
+    # v(N) is the fitted model's R² on the background rows, v(∅) that of its mean prediction
+    rows = selector.background_
+    model = selector.estimator_
+    target = y[np.isin(X.to_numpy(), rows).all(axis=1)]
+    assert selector.full_value_ == pytest.approx(model.score(rows, target))
+    assert selector.empty_value_ <= 0.0
+
+
+def test_marginal_classifier_without_probabilities_is_refused(regression):
+    X, y = regression
+    from sklearn.svm import LinearSVC
+
+    with pytest.raises(ValueError, match="predict_proba"):
+        TopKShapley(LinearSVC(), k=2, game="marginal", max_evals=40).fit(X, y > 0)
+
+
+def test_same_random_state_same_result_and_clone(regression):
+    X, y = regression
+    a = small(method="greedy_cmcs", max_evals=200).fit(X, y)
+    b = clone(a).fit(X, y)
+    np.testing.assert_array_equal(a.shapley_values_, b.shapley_values_)
+    assert clone(a).get_params()["k"] == 3
+    assert not hasattr(clone(a), "top_k_")
+
+
+def test_prefit_estimator_is_kept_by_clone_and_must_be_fitted(regression):
+    X, y = regression
+    model = LinearRegression().fit(X, y)
+    selector = TopKShapley(model, k=2, prefit=True, max_evals=40, cv=3)
+    assert clone(selector).estimator is model
+    with pytest.raises(NotFittedError, match="prefit=True"):
+        TopKShapley(LinearRegression(), prefit=True, k=2).fit(X, y)
+
+
+def test_grid_search_over_k_in_a_pipeline(regression):
+    X, y = regression
+    pipe = make_pipeline(small(method="cmcs", max_evals=80), LinearRegression())
+    search = GridSearchCV(pipe, {"topkshapley__k": [1, 3, 6]}, cv=3).fit(X, y)
+    assert search.best_params_["topkshapley__k"] in (3, 6)
+    assert search.best_estimator_[0].transform(X).shape[1] == search.best_params_["topkshapley__k"]
+
+
+def test_default_estimator_for_classes_is_logistic(regression):
+    X, y = regression
+    selector = TopKShapley(k=2, cv=3, max_evals=60, t_min=4, random_state=0).fit(X, y > 0)
+    assert selector.estimator_.steps[-1][0] == "logisticregression"
+    assert 0.0 < selector.empty_value_ < 1.0  # the prior's accuracy
+
+
+@pytest.mark.parametrize(
+    ("params", "fit_y", "error", "match"),
+    [
+        (dict(k=0), True, ValueError, "k must be"),
+        (dict(k=N_FEATURES + 1), True, ValueError, "k must be"),
+        (dict(k=2.5), True, ValueError, "k must be"),
+        (dict(method="shapley"), True, ValueError, "method must be"),
+        (dict(game="both"), True, ValueError, "game must be"),
+        (dict(ranking="up"), True, ValueError, "ranking must be"),
+        (dict(epsilon=0.01, method="svarm"), True, ValueError, "PAC"),
+        (dict(epsilon=-1.0), True, ValueError, "epsilon"),
+        (dict(max_evals=1), True, ValueError, "max_evals"),
+        (dict(), False, ValueError, "needs y"),
+    ],
+)
+def test_bad_input_gets_clear_errors(regression, params, fit_y, error, match):
+    X, y = regression
+    with pytest.raises(error, match=match):
+        small(**params).fit(X, y if fit_y else None)
+
+
+def test_explain_before_fit_and_transform_without_global_game(regression):
+    X, y = regression
+    with pytest.raises(NotFittedError):
+        small().explain(X)
+    model = LinearRegression().fit(X, y)
+    prefit = TopKShapley(model, k=2, prefit=True, max_evals=60).fit(X)  # no y: explain only
+    assert prefit.explain(X.iloc[:2]).values.shape == (2, N_FEATURES)
+    with pytest.raises(ValueError, match="selects nothing"):
+        prefit.transform(X)
+
+
+def test_local_explanations_of_a_linear_model_are_exact_and_ranked_by_magnitude(regression):
+    X, y = regression
+    model = LinearRegression().fit(X, y)
+    explainer = TopKShapley(model, k=2, prefit=True, method="cmcs", max_evals=2 + 3 * (N_FEATURES + 1))
+    explanation = explainer.fit(X).explain(X.iloc[:5])
+    assert isinstance(explanation, shap.Explanation)
+    # an additive game: every extended marginal contribution is the Shapley value
+    exact = model.coef_ * (X.iloc[:5].to_numpy() - explainer.background_.mean(axis=0))
+    np.testing.assert_allclose(explanation.values, exact, atol=1e-9)
+    background = pd.DataFrame(explainer.background_, columns=X.columns)
+    np.testing.assert_allclose(explanation.base_values, model.predict(background).mean())
+    assert explanation.feature_names == X.columns.tolist()
+    expected = np.argsort(-np.abs(exact), axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(explainer.top_k_, expected)
+    assert explainer.n_evals_.shape == (5,) and (explainer.n_evals_ <= 2 + 3 * (N_FEATURES + 1)).all()
+    np.testing.assert_allclose(explanation.error_std, 0.0, atol=1e-9)
+
+
+def test_local_rows_match_single_row_games(regression):
+    """Rows explained together are estimates of each row's own exact game values."""
+    X, y = regression
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
+    explainer = TopKShapley(model, k=3, prefit=True, max_evals=300, random_state=3).fit(X)
+    rows = X.iloc[:4].to_numpy()
+    explanation = explainer.explain(X.iloc[:4])
+    backend = resolve_backend("cpu")
+    interventional = InterventionalGame(make_model_function(model, "auto", backend), explainer.background_)
+    game = LocalModelGame(interventional, rows, np.zeros(4, dtype=int))
+    table = np.stack([game.shapley_values()[g] for g in range(4)])
+    assert np.abs(explanation.values - table).mean() < 0.25 * np.abs(table).mean()
+
+
+def test_multiclass_explains_each_rows_predicted_class_or_a_target():
+    X, y = load_iris(return_X_y=True)
+    model = LogisticRegression(max_iter=1000).fit(X, y)
+    explainer = TopKShapley(model, k=2, prefit=True, max_evals=100, random_state=0).fit(X)
+    explainer.explain(X[[0, 60, 120]])
+    np.testing.assert_array_equal(explainer.targets_, model.predict(X[[0, 60, 120]]))
+    explainer.set_params(target=2).explain(X[:2])
+    np.testing.assert_array_equal(explainer.targets_, [2, 2])
+    with pytest.raises(ValueError, match="target"):
+        explainer.set_params(target=7).explain(X[:2])
+
+
+def test_pac_mode_reports_whether_the_rule_held():
+    """PAC mode on a synthetic game through the estimator layer TopKShapley uses."""
+    table = np.zeros(1 << 4)
+    codes = np.arange(1 << 4)
+    for j, weight in enumerate([1.0, 0.5, 0.2, 0.1]):
+        table += weight * ((codes >> j) & 1)
+    result = top_k_shapley(TableGame(table), 2, "cmcs_at_k", max_evals=None, epsilon=0.0, t_min=5)
+    assert result.pac_satisfied[0]
+    assert sorted(result.top_k[0].tolist()) == [0, 1]
