@@ -192,17 +192,27 @@ class PairStats:
             self.plus_sq = np.zeros((n_games, d, d))
 
     def add(self, games: np.ndarray, samples: np.ndarray, taken: np.ndarray) -> None:
-        """Add one round per game (``games`` unique) of samples (r, d) taken where ``taken``."""
+        """Add rounds of samples (r, d) taken where ``taken``; a game may have several rounds."""
         both = taken[:, :, None] & taken[:, None, :]
         samples = np.where(taken, samples, 0.0)
         diff = np.where(both, samples[:, :, None] - samples[:, None, :], 0.0)
-        self.joint[games] += both
-        self.diff_sum[games] += diff
-        self.diff_sq[games] += diff * diff
+        # a game repeated in ``games`` (the warm-up's t_min rounds) must add every round, which
+        # ``target[games] += values`` does not: sum the rounds of each game first
+        order = np.argsort(games, kind="stable")
+        sorted_games = games[order]
+        starts = np.flatnonzero(np.concatenate([[True], sorted_games[1:] != sorted_games[:-1]]))
+
+        def accumulate(target: np.ndarray, values: np.ndarray) -> None:
+            if starts.size:
+                target[sorted_games[starts]] += np.add.reduceat(values[order], starts, axis=0)
+
+        accumulate(self.joint, both)
+        accumulate(self.diff_sum, diff)
+        accumulate(self.diff_sq, diff * diff)
         if self.ranking == "absolute":
             plus = np.where(both, samples[:, :, None] + samples[:, None, :], 0.0)
-            self.plus_sum[games] += plus
-            self.plus_sq[games] += plus * plus
+            accumulate(self.plus_sum, plus)
+            accumulate(self.plus_sq, plus * plus)
 
     def misorder_probability(self, games: np.ndarray, top: np.ndarray, rest: np.ndarray, signs: np.ndarray):
         """p̂_ij = Φ(−D_ij / sqrt(σ̂²_ij T_ij)) for i in ``top`` (r, k), j in ``rest`` (r, d − k).

@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
+import joblib
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
@@ -49,6 +51,20 @@ class LocalModelGame(CoalitionGame):
         return backend.to_numpy(values)[np.arange(masks.shape[0]), self.outputs[games]]
 
 
+_SHARED_SCORES: OrderedDict[str, dict[bytes, float]] = OrderedDict()
+_SHARED_GAMES = 8
+"""Retrain games whose scores are kept for later games on the same data and estimator."""
+
+
+def _shared_scores(key: str) -> dict[bytes, float]:
+    """Scores memo of the retrain game ``key`` (a hash of everything a score depends on), LRU."""
+    memo = _SHARED_SCORES.pop(key, {})
+    _SHARED_SCORES[key] = memo
+    while len(_SHARED_SCORES) > _SHARED_GAMES:
+        _SHARED_SCORES.popitem(last=False)
+    return memo
+
+
 class _ScoreGame(CoalitionGame):
     """A global game whose coalition values are scores; a value is computed once per coalition.
 
@@ -56,10 +72,10 @@ class _ScoreGame(CoalitionGame):
     it is still counted (and charged to a budget) as an evaluation, as in the paper.
     """
 
-    def __init__(self, n_players: int, n_jobs: int | None) -> None:
+    def __init__(self, n_players: int, n_jobs: int | None, memo: dict[bytes, float] | None = None) -> None:
         super().__init__(n_players)
         self.n_jobs = n_jobs
-        self._memo: dict[bytes, float] = {}
+        self._memo: dict[bytes, float] = {} if memo is None else memo
 
     def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
         keys = [np.packbits(mask).tobytes() for mask in masks]
@@ -82,7 +98,9 @@ class RetrainGame(_ScoreGame):
     """v(S): mean cross-validated score of ``clone(estimator)`` trained on the features in S.
 
     v(∅) is the score of a constant predictor (``DummyClassifier(strategy="prior")`` or
-    ``DummyRegressor()``) on the same folds.
+    ``DummyRegressor()``) on the same folds. Scores are kept (for the 8 most recent data sets)
+    and reused by later games with the same data, estimator parameters, folds and scoring, so
+    refitting a selector for another k (GridSearchCV) costs little.
 
     Parameters
     ----------
@@ -99,15 +117,17 @@ class RetrainGame(_ScoreGame):
     """
 
     def __init__(self, estimator: Any, X: np.ndarray, y: Any, cv: Any, scoring: Any, n_jobs: int | None) -> None:
-        super().__init__(X.shape[1], n_jobs)
+        classifier = is_classifier(estimator)
+        folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        if scoring is None:  # the estimator's own score, which the dummy must share
+            scoring = "accuracy" if classifier else "r2"
+        key = joblib.hash((X, np.asarray(y), clone(estimator).get_params(deep=True), folds, scoring))
+        super().__init__(X.shape[1], n_jobs, _shared_scores(key))
         self.estimator = estimator
         self.X, self.y = X, y
-        classifier = is_classifier(estimator)
-        self.folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        self.folds = folds
         self.scoring = scoring
         self.dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
-        if scoring is None:  # the estimator's own score, which the dummy must share
-            self.scoring = "accuracy" if classifier else "r2"
 
     def _scores(self, masks: np.ndarray) -> list[float]:
         return Parallel(n_jobs=self.n_jobs)(delayed(self._score)(mask) for mask in masks)
@@ -125,6 +145,10 @@ class _MarginalModel(BaseEstimator):
     def __init__(self, outputs: np.ndarray, classes: Any = None) -> None:
         self.outputs = outputs
         self.classes = classes
+
+    def fit(self, X: Any = None, y: Any = None) -> _MarginalModel:
+        """Do nothing: the outputs are given (scorers require a fit method)."""
+        return self
 
     def predict(self, X: Any) -> np.ndarray:
         if self.classes is None:
