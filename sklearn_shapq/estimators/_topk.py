@@ -181,6 +181,7 @@ def _run_adaptive(
     stop: Callable[[np.ndarray], np.ndarray],
 ) -> None:
     """One round per active game per step: ``choose`` players, ``sample`` them, drop finished games."""
+    active = active[~stop(active)]  # the rule may already hold after the warm-up
     while active.size:
         selected = choose(active)
         games, samples, taken = sample(active, selected)

@@ -203,7 +203,9 @@ class PairStats:
         starts = np.flatnonzero(np.concatenate([[True], sorted_games[1:] != sorted_games[:-1]]))
 
         def accumulate(target: np.ndarray, values: np.ndarray) -> None:
-            if starts.size:
+            if starts.size == games.size:  # one round per game (adaptive rounds)
+                target[games] += values
+            elif starts.size:
                 target[sorted_games[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
         accumulate(self.joint, both)

@@ -120,15 +120,15 @@ class TableGame(CoalitionGame):
         table = np.asarray(table, dtype=np.float64)
         shared = table.ndim == 1
         table = table.reshape(1, -1) if shared else table
-        n_coalitions = table.shape[1]
-        d = n_coalitions.bit_length() - 1
+        n_coalitions = table.shape[1] if table.ndim == 2 else 0
+        d = max(n_coalitions.bit_length() - 1, 0)
         if table.ndim != 2 or n_coalitions != 1 << d or d < 1:
             raise ValueError(f"table must hold 2^d values per game (d >= 1), got shape {table.shape}.")
         if not np.isfinite(table).all():
             raise ValueError("table contains NaN or infinity.")
         if not shared and n_games not in (None, table.shape[0]):
             raise ValueError(f"n_games={n_games} does not match the {table.shape[0]} tables given.")
-        super().__init__(d, (n_games or 1) if shared else table.shape[0])
+        super().__init__(d, (1 if n_games is None else n_games) if shared else table.shape[0])
         self.table = table
         self._bits = np.int64(1) << np.arange(d, dtype=np.int64)
 

@@ -90,7 +90,7 @@ class _ScoreGame(CoalitionGame):
 
     @property
     def n_unique(self) -> int:
-        """Distinct coalitions scored so far (model fits or scorings actually run)."""
+        """Distinct coalitions in the scores memo (shared with earlier games on the same data)."""
         return len(self._memo)
 
 
