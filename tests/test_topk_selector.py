@@ -198,3 +198,35 @@ def test_pac_mode_reports_whether_the_rule_held():
     result = top_k_shapley(TableGame(table), 2, "cmcs_at_k", max_evals=None, epsilon=0.0, t_min=5)
     assert result.pac_satisfied[0]
     assert sorted(result.top_k[0].tolist()) == [0, 1]
+
+
+def _explain_on(device, regression):
+    X, y = regression
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
+    explainer = TopKShapley(model, k=3, prefit=True, max_evals=200, random_state=1, device=device).fit(X)
+    return explainer.explain(X.iloc[:6]), explainer
+
+
+def test_array_namespace_twin_gives_the_cpu_results(regression):
+    """The CUDA backend's array code, run with numpy, drives the same games to the same values."""
+    from sklearn_shapq.backends import ArrayBackend
+
+    cpu, cpu_explainer = _explain_on("cpu", regression)
+    twin, twin_explainer = _explain_on(ArrayBackend(np, "numpy-twin"), regression)
+    np.testing.assert_allclose(twin.values, cpu.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(twin_explainer.top_k_, cpu_explainer.top_k_)
+    np.testing.assert_array_equal(twin_explainer.n_evals_, cpu_explainer.n_evals_)
+
+
+@pytest.mark.gpu
+def test_cuda_gives_the_cpu_results(regression):
+    pytest.importorskip("cupy")
+    from sklearn_shapq.backends import DeviceUnavailableError
+
+    try:
+        cuda, cuda_explainer = _explain_on("cuda", regression)
+    except DeviceUnavailableError:
+        pytest.skip("no CUDA device")
+    cpu, cpu_explainer = _explain_on("cpu", regression)
+    np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(cuda_explainer.top_k_, cpu_explainer.top_k_)
