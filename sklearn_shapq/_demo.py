@@ -137,7 +137,7 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     from sklearn_shapq import PermutationShapExplainer, TopKShapley
     from sklearn_shapq.estimators import ratio_precision
 
-    k, budget = 3, 300
+    k, budget = 3, 400
     truth = np.abs(reference)
     local = TopKShapley(model, k=k, prefit=True, max_evals=budget, random_state=seed).fit(background)
     _, seconds = _timed(lambda: local.explain(rows))
@@ -150,7 +150,7 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     print(f"  precision@{k} against exact TreeSHAP {precision:.3f} in {seconds:.2f} s")
     walk_text = f"{walk.sampler_}, {walk.n_evals_} evals/row"
     print(f"  PermutationShapExplainer ({walk_text}): {walk_precision:.3f} in {walk_seconds:.2f} s")
-    selector = TopKShapley(RidgeCV(), k=k, cv=3, max_evals=200, random_state=seed)
+    selector = TopKShapley(RidgeCV(), k=k, cv=3, max_evals=400, random_state=seed)
     _, select_seconds = _timed(lambda: selector.fit(X, y))
     print(
         f"  as a selector (v(S) = 3-fold CV R² of ridge on S; {selector.n_evals_} evals, {select_seconds:.1f} s): "

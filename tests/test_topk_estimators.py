@@ -549,7 +549,7 @@ def test_pac_mode_without_a_budget_and_an_unreachable_rule():
 def test_pac_on_an_additive_game_stops_after_the_warm_up(method):
     d, t_min = 6, 4
     w = np.array([0.3, 2.0, -1.0, 1.5, 0.1, 0.7])
-    result = top_k_shapley(additive_game(w, 3), 2, method, epsilon=0.0, t_min=t_min, random_state=0)
+    result = top_k_shapley(additive_game(w, 3), 2, method, epsilon=1e-12, t_min=t_min, random_state=0)
     assert result.pac_satisfied.all()
     assert (result.n_evals <= 2 + t_min * (d + 1)).all()  # no round after the warm-up
     np.testing.assert_array_equal(result.counts, t_min)
@@ -758,7 +758,8 @@ def test_two_player_game(method):
         ({"epsilon": 0.1, "method": "permutation"}, "PAC mode"),
         ({"epsilon": 0.1, "method": "svarm"}, "PAC mode"),
         ({"epsilon": 0.1, "method": "stratified_svarm"}, "PAC mode"),
-        ({"max_evals": None}, "give epsilon, or a budget"),
+        ({"max_evals": None}, "give epsilon > 0"),
+        ({"max_evals": None, "epsilon": 0.0}, "never separate"),
         ({"max_evals": 1}, "max_evals must be an int >= 2"),
         ({"max_evals": 0}, "max_evals must be an int >= 2"),
         ({"max_evals": 100.0}, "max_evals must be an int >= 2"),

@@ -125,7 +125,7 @@ def test_default_estimator_for_classes_is_logistic(regression):
         (dict(epsilon=0.01, method="svarm"), True, ValueError, "PAC"),
         (dict(epsilon=-1.0), True, ValueError, "epsilon"),
         (dict(max_evals=1), True, ValueError, "max_evals"),
-        (dict(), False, ValueError, "needs y"),
+        (dict(), False, ValueError, "requires y"),
     ],
 )
 def test_bad_input_gets_clear_errors(regression, params, fit_y, error, match):
@@ -195,7 +195,7 @@ def test_pac_mode_reports_whether_the_rule_held():
     codes = np.arange(1 << 4)
     for j, weight in enumerate([1.0, 0.5, 0.2, 0.1]):
         table += weight * ((codes >> j) & 1)
-    result = top_k_shapley(TableGame(table), 2, "cmcs_at_k", max_evals=None, epsilon=0.0, t_min=5)
+    result = top_k_shapley(TableGame(table), 2, "cmcs_at_k", max_evals=None, epsilon=1e-9, t_min=5)
     assert result.pac_satisfied[0]
     assert sorted(result.top_k[0].tolist()) == [0, 1]
 
@@ -230,3 +230,43 @@ def test_cuda_gives_the_cpu_results(regression):
     cpu, cpu_explainer = _explain_on("cpu", regression)
     np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(cuda_explainer.top_k_, cpu_explainer.top_k_)
+
+
+def test_target_is_a_class_label_for_classifiers_and_refused_for_a_single_output(regression):
+    X, y = load_iris(return_X_y=True)
+    model = LogisticRegression(max_iter=1000).fit(X, y + 1)  # classes 1, 2, 3: labels are not indices
+    explainer = TopKShapley(model, k=2, prefit=True, max_evals=160, t_min=5, random_state=0).fit(X)
+    for label in (1, 2, 3):
+        explainer.set_params(target=label).explain(X[:2])
+        np.testing.assert_array_equal(explainer.targets_, [label - 1, label - 1])
+    with pytest.raises(ValueError, match="one of the classes"):
+        explainer.set_params(target=0).explain(X[:2])
+    Xr, yr = regression
+    single = TopKShapley(LinearRegression().fit(Xr, yr), k=2, prefit=True, target=1, max_evals=60, t_min=2)
+    with pytest.raises(ValueError, match="single output"):
+        single.fit(Xr).explain(Xr.iloc[:2])
+
+
+def test_budget_below_the_warm_up_warns(regression):
+    X, y = regression
+    with pytest.warns(UserWarning, match="warm-up"):
+        small(max_evals=60, t_min=30).fit(X, y)
+    assert small().set_params(max_evals="auto")._budget(N_FEATURES) == 2 + (5 + 20) * (N_FEATURES + 1)
+
+
+def test_retrain_scores_are_shared_only_between_identical_estimators(regression):
+    """Two estimator classes with equal parameters must not share cached scores."""
+    from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+    from sklearn.metrics import make_scorer, r2_score
+
+    from sklearn_shapq.games import RetrainGame
+
+    X, y = regression
+    X = X.to_numpy()
+    mask = np.zeros((1, N_FEATURES), dtype=bool)
+    mask[0, [0, 3]] = True
+    forest = RetrainGame(RandomForestRegressor(5, bootstrap=False, random_state=0), X, y, 3, None, None)
+    extra = RetrainGame(ExtraTreesRegressor(5, random_state=0), X, y, 3, None, None)
+    assert forest(mask)[0] != extra(mask)[0]
+    scorer = make_scorer(lambda a, b: r2_score(a, b))  # a lambda cannot be hashed: no sharing, no error
+    assert RetrainGame(LinearRegression(), X, y, 3, scorer, None)(mask)[0] > 0.3

@@ -9,6 +9,7 @@ and v(N) included (cached and charged once); a coalition equal to ∅ or N is fr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from math import comb, isfinite
 from numbers import Integral, Real
@@ -41,6 +42,7 @@ TOPK_METHODS = (
     "stratified_svarm",
 )
 PAC_METHODS = ("cmcs", "greedy_cmcs", "cmcs_at_k", "sampling_shap_at_k")
+ADAPTIVE_METHODS = ("greedy_cmcs", "cmcs_at_k", "sampling_shap_at_k")
 _MASK_CELLS = 2**25
 """Most boolean mask cells built at once by the batched (non-adaptive) methods."""
 
@@ -160,15 +162,18 @@ def _run_batched(
 
 
 def _warm_up_cmcs(ledger: Ledger, stats: PlayerStats, pairs: PairStats | None, t_min: int, rng: Any) -> np.ndarray:
-    """t_min full CMCS rounds per game in one batch; returns the games whose budget lasted."""
+    """t_min full CMCS rounds per game in memory-bounded batches; returns the games whose budget lasted."""
     d = ledger.n_players
     games = np.repeat(np.arange(ledger.n_games), t_min)
-    samples, taken = cmcs_rounds(ledger, games, np.ones((games.size, d), dtype=bool), rng)
-    stats.add(games, samples, taken)
-    if pairs is not None:
-        pairs.add(games, samples, taken)
     cut = np.zeros(ledger.n_games, dtype=bool)
-    cut[games[~taken.all(axis=1)]] = True
+    step = max(1, _MASK_CELLS // ((d + 1) * d * (8 if pairs is not None else 1)))  # pair updates: (r, d, d) floats
+    for start in range(0, games.size, step):  # a game's rounds stay in order across batches
+        chunk = games[start : start + step]
+        samples, taken = cmcs_rounds(ledger, chunk, np.ones((chunk.size, d), dtype=bool), rng)
+        stats.add(chunk, samples, taken)
+        if pairs is not None:
+            pairs.add(chunk, samples, taken)
+        cut[chunk[~taken.all(axis=1)]] = True
     return np.flatnonzero(~cut)
 
 
@@ -245,6 +250,15 @@ def top_k_shapley(
     """
     d = game.n_players
     _check_arguments(d, k, method, max_evals, epsilon, delta, t_min, ranking)
+    warm_up = 2 + t_min * ((d - 1) if method == "sampling_shap_at_k" else (d + 1))
+    if method in ADAPTIVE_METHODS and max_evals is not None and max_evals < warm_up and d > 1:
+        warnings.warn(
+            f"max_evals={max_evals} does not cover {method}'s warm-up of about {warm_up} evaluations "
+            f"(t_min={t_min} rounds of d={d} players): it never reaches its adaptive phase. Raise max_evals "
+            "or lower t_min.",
+            UserWarning,
+            stacklevel=2,
+        )
     rng = make_generator(random_state, stream=2)
     ledger = Ledger(game, max_evals)
     z = bonferroni_z(delta, d)
@@ -291,8 +305,11 @@ def _check_arguments(d, k, method, max_evals, epsilon, delta, t_min, ranking) ->
         if method not in PAC_METHODS:
             raise ValueError(f"PAC mode (epsilon) needs a method with confidence bounds: one of {PAC_METHODS}.")
     if max_evals is None:
-        if epsilon is None:
-            raise ValueError("max_evals=None runs until the PAC rule holds: give epsilon, or a budget.")
+        if epsilon is None or epsilon == 0:
+            raise ValueError(
+                "max_evals=None runs until the PAC rule holds: give epsilon > 0 (players tied at the "
+                "border never separate with epsilon = 0), or a budget."
+            )
     elif isinstance(max_evals, bool) or not isinstance(max_evals, Integral) or max_evals < 2:
         raise ValueError(f"max_evals must be an int >= 2 (v(∅) and v(N) included), got {max_evals!r}.")
 

@@ -20,6 +20,8 @@ def _as_sets(phi: Any, top_k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     k = top_k.shape[1]
     if not 1 <= k <= d:
         raise ValueError(f"A top-k set must hold between 1 and d = {d} players, got {k}.")
+    if top_k.size and (top_k.min() < 0 or top_k.max() >= d):
+        raise ValueError(f"top-k indices must lie in [0, {d}).")
     chosen = np.zeros((n, d), dtype=bool)
     np.put_along_axis(chosen, np.broadcast_to(top_k, (n, k)), True, axis=1)
     if (chosen.sum(axis=1) != k).any():

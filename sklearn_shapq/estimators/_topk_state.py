@@ -255,7 +255,8 @@ class TopKResult:
     n_evals : int ndarray of shape (n_games,)
         Evaluations of the game charged, v(∅) and v(N) included.
     pac_satisfied : bool ndarray of shape (n_games,)
-        Whether the PAC stopping rule held at the end (False in fixed-budget mode unless checked).
+        Whether the PAC stopping rule held at the end (with ε = 0 in fixed-budget mode: the
+        bounds of the top k and the rest are separated); always False for the SVARM family.
     """
 
     values: np.ndarray

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections import OrderedDict
 from typing import Any
 
@@ -99,8 +100,10 @@ class RetrainGame(_ScoreGame):
 
     v(∅) is the score of a constant predictor (``DummyClassifier(strategy="prior")`` or
     ``DummyRegressor()``) on the same folds. Scores are kept (for the 8 most recent data sets)
-    and reused by later games with the same data, estimator parameters, folds and scoring, so
-    refitting a selector for another k (GridSearchCV) costs little.
+    and reused by later games with the same data, estimator (class and parameters), folds and
+    scoring, so refitting a selector for another k (GridSearchCV) costs little; an estimator
+    that is not deterministic (``random_state=None``) is scored once per coalition. Lambdas
+    (which cannot be hashed) turn the sharing off.
 
     Parameters
     ----------
@@ -111,7 +114,8 @@ class RetrainGame(_ScoreGame):
     cv : int, splitter or iterable
         As in ``cross_val_score``; the folds are drawn once, so every coalition sees the same.
     scoring : str, callable or None
-        As in ``cross_val_score`` (None: the estimator's ``score``).
+        As in ``cross_val_score`` (None: accuracy for classifiers, R² otherwise, which is what
+        their ``score`` computes and what the constant predictor of v(∅) can share).
     n_jobs : int or None
         Coalitions of one call scored in parallel.
     """
@@ -121,8 +125,11 @@ class RetrainGame(_ScoreGame):
         folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
         if scoring is None:  # the estimator's own score, which the dummy must share
             scoring = "accuracy" if classifier else "r2"
-        key = joblib.hash((X, np.asarray(y), clone(estimator).get_params(deep=True), folds, scoring))
-        super().__init__(X.shape[1], n_jobs, _shared_scores(key))
+        try:  # the class and parameters of the estimator, the data, folds and scoring
+            memo = _shared_scores(joblib.hash((X, np.asarray(y), clone(estimator), folds, scoring)))
+        except (pickle.PicklingError, TypeError, AttributeError):  # lambdas: scores are not shared
+            memo = None
+        super().__init__(X.shape[1], n_jobs, memo)
         self.estimator = estimator
         self.X, self.y = X, y
         self.folds = folds

@@ -33,7 +33,8 @@ from sklearn_shapq.games import (
 GAMES = ("retrain", "marginal")
 RANKINGS = ("auto", "signed", "absolute")
 _PAC_BUDGET_PER_PLAYER = 2000
-_BUDGET_PER_PLAYER = 50
+_BUDGET_PER_PLAYER = 20
+"""Rounds of d + 1 evaluations that "auto" adds to the warm-up's t_min."""
 _PAIR_STATE_BYTES = 2**26
 """Memory for the per-row pair statistics of Greedy CMCS when explaining many rows at once."""
 
@@ -83,8 +84,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         "sampling_shap_at_k", "svarm", "stratified_svarm".
     max_evals : int or "auto", default="auto"
         Evaluations of the game (per row for ``explain``), v(∅) and v(N) included; with
-        ``game="retrain"`` each is one cross-validation. "auto": 50 (d + 1) (the CMCS warm-up
-        takes t_min (d + 1)); in PAC mode a safety cap of 2000 (d + 1).
+        ``game="retrain"`` each is one cross-validation. "auto": 2 + (t_min + 20) (d + 1), the
+        CMCS warm-up of t_min rounds of d + 1 evaluations and 20 rounds' worth of adaptive
+        sampling; in PAC mode a safety cap of 2000 (d + 1). A budget below the warm-up warns.
     epsilon : float or None, default=None
         PAC mode: stop once max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= epsilon, in the units of
         the game (score units for the selector). Methods "cmcs", "greedy_cmcs", "cmcs_at_k",
@@ -110,9 +112,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         and absolute for local explanations.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
         What ``explain`` explains (see :class:`PermutationShapExplainer`).
-    target : int, label or None, default=None
-        For a model with several outputs, the one ``explain`` explains: an output index or a
-        class label; None takes each row's predicted class.
+    target : label, int or None, default=None
+        For a model with several outputs, the one ``explain`` explains: a class label of a
+        multiclass classifier, else an output index; None takes each row's predicted class.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where ``explain``'s masked rows are built (numba on cpu, cupy on cuda).
     batch_size : int or "auto", default="auto"
@@ -153,7 +155,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 8))
     >>> y = 3 * X[:, 0] + 2 * X[:, 3] - 2 * X[:, 5] + 0.1 * rng.normal(size=300)
-    >>> selector = TopKShapley(LinearRegression(), k=2, cv=3, max_evals=200, random_state=0)
+    >>> selector = TopKShapley(LinearRegression(), k=2, cv=3, max_evals=400, random_state=0)
     >>> sorted(selector.fit(X, y).get_support(indices=True).tolist())
     [0, 3]
     >>> explanation = selector.explain(X[:2])
@@ -245,8 +247,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     def _budget(self, d: int) -> int:
         if self.max_evals != "auto":
             return int(self.max_evals)
-        per_player = _BUDGET_PER_PLAYER if self.epsilon is None else _PAC_BUDGET_PER_PLAYER
-        return per_player * (d + 1)
+        if self.epsilon is not None:
+            return _PAC_BUDGET_PER_PLAYER * (d + 1)
+        return 2 + (self.t_min + _BUDGET_PER_PLAYER) * (d + 1)
 
     def _ranking(self, local: bool) -> str:
         if self.ranking != "auto":
@@ -292,8 +295,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         """
         if y is None and not self.prefit:
             raise ValueError(
-                "TopKShapley.fit needs y: the estimator is trained and the features are scored "
-                "against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
+                "TopKShapley requires y to be passed: the estimator is trained and the features are "
+                "scored against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
             )
         if y is None:
             X = validate_data(self, X, dtype=np.float64)
@@ -356,22 +359,29 @@ class TopKShapley(SelectorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ explain: local games
 
-    def _targets(self, full: np.ndarray, names: list[str] | None) -> np.ndarray:
+    def _targets(self, full: np.ndarray) -> np.ndarray:
         """Model output explained for each row (full: the model outputs of the rows)."""
         n_rows, n_outputs = full.shape
         if n_outputs == 1:
+            if self.target is not None:
+                raise ValueError(
+                    "The model has a single output (a binary classifier's positive class, or a regression): "
+                    f"leave target=None, got {self.target!r}."
+                )
             return np.zeros(n_rows, dtype=np.intp)
+        labels = list(getattr(self.estimator_, "classes_", []))
         if self.target is None:
-            if getattr(self.estimator_, "classes_", None) is None:
+            if len(labels) != n_outputs:
                 raise ValueError(f"The model has {n_outputs} outputs: choose one with target=<index>.")
             return full.argmax(axis=1)
-        labels = [str(c) for c in getattr(self.estimator_, "classes_", [])]
-        if isinstance(self.target, Integral) and 0 <= self.target < n_outputs:
+        if len(labels) == n_outputs:  # a classifier: target is a class label
+            if self.target not in labels:
+                raise ValueError(f"target must be one of the classes {labels}, got {self.target!r}.")
+            index = labels.index(self.target)
+        elif isinstance(self.target, Integral) and 0 <= self.target < n_outputs:
             index = int(self.target)
-        elif len(labels) == n_outputs and str(self.target) in labels:
-            index = labels.index(str(self.target))
         else:
-            raise ValueError(f"target must be an output index in [0, {n_outputs}) or one of the classes {names}.")
+            raise ValueError(f"target must be an output index in [0, {n_outputs}), got {self.target!r}.")
         return np.full(n_rows, index, dtype=np.intp)
 
     def explain(self, X: Any) -> Any:
@@ -400,7 +410,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             model_fn = make_model_function(self.estimator_, self.output, backend)
             game = InterventionalGame(model_fn, backend.to_device(self.background_), self.batch_size)
             full = backend.to_numpy(game.full_values(backend.to_device(array)))
-            targets = self._targets(full, model_fn.output_names)
+            targets = self._targets(full)
             base = backend.to_numpy(game.empty_value)[targets]
             pieces = []
             step = max(1, _PAIR_STATE_BYTES // (40 * d * d))  # bounds Greedy CMCS's pair statistics
