@@ -119,8 +119,8 @@ def test_call_validation():
     np.testing.assert_array_equal(game.n_evals, [0, 0])  # failed calls are not counted
     with pytest.raises(ValueError, match="at least one player"):
         CallableGame(lambda m: m.sum(axis=1), n_players=0)
-    with pytest.raises(NotImplementedError):
-        CoalitionGame(2)(np.ones((1, 2), dtype=bool))
+    with pytest.raises(TypeError, match="abstract"):
+        CoalitionGame(2)
 
 
 # ---------------------------------------------------------------- unanimity and callable games

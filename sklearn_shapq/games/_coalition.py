@@ -9,6 +9,7 @@ and ``games`` (m,) int gives (m,) values. Every evaluated coalition is counted, 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from sklearn_shapq.estimators._exact import MAX_EXACT_FEATURES, coalition_masks, shapley_from_table
 
 
-class CoalitionGame:
+class CoalitionGame(ABC):
     """Base class of coalition games evaluated in batches, with an evaluation counter.
 
     Subclasses implement :meth:`evaluate`; callers use ``game(masks, games)``, which validates,
@@ -75,9 +76,9 @@ class CoalitionGame:
         self.n_calls += 1
         return values
 
+    @abstractmethod
     def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
         """Values of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
-        raise NotImplementedError
 
     def reset_counts(self) -> None:
         """Set the evaluation counters to zero."""

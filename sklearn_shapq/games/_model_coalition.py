@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import pickle
+from abc import abstractmethod
 from collections import OrderedDict
 from typing import Any
 
@@ -85,9 +86,9 @@ class _ScoreGame(CoalitionGame):
             self._memo.update(zip(todo, self._scores(np.stack(list(todo.values()))), strict=True))
         return np.array([self._memo[key] for key in keys])
 
+    @abstractmethod
     def _scores(self, masks: np.ndarray) -> list[float]:
         """Scores of distinct new coalitions ``masks`` (m, d)."""
-        raise NotImplementedError
 
     @property
     def n_unique(self) -> int:
