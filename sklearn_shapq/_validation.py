@@ -1,10 +1,18 @@
-"""Input checks shared by the public classes: arrays, feature names, budgets."""
+"""Input checks shared by the public classes: arrays, feature names, and the parameter vocabulary.
+
+The constraint lists below are the one definition of the parameters every public class shares
+(``doc/glossary.md``); classes put them in their ``_parameter_constraints``.
+"""
 
 from __future__ import annotations
 
+import re
+from numbers import Integral
 from typing import Any
 
+import joblib
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions, _Constraint
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -96,3 +104,45 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}.")
     return int(value)
+
+
+class _DeviceString(_Constraint):
+    """Constraint of ``device``: "cpu", "auto", "cuda" or "cuda:N"."""
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, str) and _DEVICE_PATTERN.match(val.strip().lower()) is not None
+
+    def __str__(self) -> str:
+        return "a str among 'cpu', 'cuda', 'cuda:N' or 'auto'"
+
+
+_DEVICE_PATTERN = re.compile(r"^(cpu|auto|cuda(:\d+)?)$")
+
+DEVICE = [_DeviceString()]
+"""``_parameter_constraints`` entry of ``device``."""
+
+N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
+"""``n_jobs`` with joblib's semantics: None (1 outside a joblib context), -1 all cores, -2 all but one, …"""
+
+RANDOM_STATE = ["random_state", np.random.Generator]
+"""``random_state``: None, an int, a RandomState or a numpy Generator."""
+
+PROGRESS = ["boolean"]
+"""``progress``: show a delayed progress bar (True) or never (False)."""
+
+BATCH_SIZE = [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})]
+"""``batch_size``: the most rows handed to the model in one call, or "auto" (memory-bounded)."""
+
+MAX_EVALS = [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})]
+"""``max_evals``: value-function evaluations per explained row (v(∅) and v(N) included), or "auto"."""
+
+
+def effective_n_jobs(n_jobs: int | None) -> int:
+    """Return the number of workers ``n_jobs`` means, with joblib's semantics (the active backend included).
+
+    Examples
+    --------
+    >>> effective_n_jobs(None), effective_n_jobs(1)
+    (1, 1)
+    """
+    return int(joblib.effective_n_jobs(n_jobs))
