@@ -1,0 +1,25 @@
+"""Shared test fixtures: the one GPU skip, and the test helpers' folder on the import path."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def has_gpu() -> bool:
+    """Whether cupy and a CUDA device are usable here."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no cupy, or no driver / device
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip every test marked ``gpu`` when no GPU is present (the one GPU skip of the suite)."""
+    if has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
