@@ -16,6 +16,7 @@ def make_explanation(
     error_std: np.ndarray | None = None,
     error_dof: np.ndarray | None = None,
     compute_time: float | None = None,
+    diagnostics: dict | None = None,
 ):
     """Build a ``shap.Explanation`` following the project's contract.
 
@@ -39,6 +40,9 @@ def make_explanation(
         runs). None or inf: the normal quantile.
     compute_time : float, optional
         Seconds spent.
+    diagnostics : dict, optional
+        What the call measured (estimator used, evaluations per row, model rows), set as the
+        Explanation's ``diagnostics`` attribute (slices of the Explanation do not carry it).
 
     Returns
     -------
@@ -62,7 +66,7 @@ def make_explanation(
             lower_bounds=values - quantile * error_std,
             upper_bounds=values + quantile * error_std,
         )
-    return shap.Explanation(
+    explanation = shap.Explanation(
         values=values,
         base_values=base_values,
         data=None if data is None else np.asarray(data),
@@ -71,3 +75,6 @@ def make_explanation(
         compute_time=compute_time,
         **kwargs,
     )
+    if diagnostics is not None:
+        explanation.diagnostics = diagnostics
+    return explanation

@@ -1,52 +1,70 @@
-"""Estimators: turn evaluations of a game into Shapley estimates and standard errors."""
+"""Estimators: turn evaluations of a game into Shapley estimates, standard errors and top-k sets.
 
-from sklearn_shapq.estimators._exact import exact_shapley, shapley_from_table
+Every estimator family is a class registered by name: :data:`SHAPLEY_ESTIMATORS` for Shapley
+values (exact, permutation walks of every registered sampler, Owen, stratified) and
+:data:`TOPK_ESTIMATORS` for top-k identification (the CMCS family and the paper's baselines).
+Importing this package registers them all.
+"""
+
+from sklearn_shapq.estimators import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
+from sklearn_shapq.estimators._exact import ExactEstimator, exact_shapley
 from sklearn_shapq.estimators._kernel_statistics import statistic_shapley
-from sklearn_shapq.estimators._owen import owen_plan, owen_shapley
-from sklearn_shapq.estimators._permutation_walk import permutation_walk, prefix_masks
+from sklearn_shapq.estimators._moments import RunningMoments
+from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
+from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
 from sklearn_shapq.estimators._product_kernel import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
     resolve_product_kernel_method,
 )
-from sklearn_shapq.estimators._source_walk import walk_source
-from sklearn_shapq.estimators._stratified import stratified_plan, stratified_shapley
-from sklearn_shapq.estimators._topk import (
-    PAC_METHODS,
-    TOPK_METHODS,
-    cmcs_coalition_probability,
-    draw_cmcs_coalitions,
-    extended_marginals,
-    top_k_shapley,
+from sklearn_shapq.estimators._registry import (
+    SHAPLEY_ESTIMATORS,
+    ShapleyEstimate,
+    ShapleyEstimator,
+    register_estimator,
 )
+from sklearn_shapq.estimators._stratified import StratifiedEstimator, stratified_plan, stratified_shapley
+from sklearn_shapq.estimators._topk import top_k_shapley
+from sklearn_shapq.estimators._topk_base import TOPK_ESTIMATORS, TopKEstimator, register_topk
+from sklearn_shapq.estimators._topk_cmcs import cmcs_coalition_probability, cmcs_coalitions, extended_marginals
 from sklearn_shapq.estimators._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
 from sklearn_shapq.estimators._topk_state import TopKResult
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
+from sklearn_shapq.estimators._walk_estimator import PermutationWalkEstimator
 
 __all__ = [
-    "PAC_METHODS",
     "PRODUCT_KERNEL_METHODS",
-    "TOPK_METHODS",
+    "SHAPLEY_ESTIMATORS",
+    "TOPK_ESTIMATORS",
+    "ExactEstimator",
+    "OwenEstimator",
+    "PermutationWalkEstimator",
+    "RunningMoments",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "StratifiedEstimator",
+    "TopKEstimator",
     "TopKResult",
+    "UnitSamples",
     "binary_precision",
     "cmcs_coalition_probability",
-    "draw_cmcs_coalitions",
-    "extended_marginals",
-    "inclusion_exclusion_error",
-    "ratio_precision",
-    "top_k_shapley",
-    "UnitSamples",
+    "cmcs_coalitions",
     "combine_units",
     "exact_shapley",
+    "extended_marginals",
+    "inclusion_exclusion_error",
     "owen_plan",
-    "owen_shapley",
-    "permutation_walk",
+    "owen_units",
     "prefix_masks",
     "product_kernel_shapley",
+    "ratio_precision",
+    "register_estimator",
+    "register_topk",
     "resolve_product_kernel_method",
-    "shapley_from_table",
     "statistic_shapley",
     "stratified_plan",
     "stratified_shapley",
-    "walk_source",
+    "top_k_shapley",
+    "walk_gains",
+    "walk_units",
 ]

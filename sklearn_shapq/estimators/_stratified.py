@@ -16,12 +16,13 @@ Design decisions
   Integer counts by largest remainder; uniform when all variances are 0.
 * **Estimate and error.** φ_i = (1/d) Σ_ℓ ȳ_iℓ over all samples of a stratum; standard error
   sqrt((1/d²) Σ_ℓ s²_iℓ / n_iℓ) with s² the sample variance (ddof 1) of all the stratum's samples,
-  merged over chunks with Chan's pairwise formula. Because phase 2's counts depend on the phase-1
-  samples, the estimate carries a small allocation bias for skewed strata; it is exact for
+  merged over chunks with Chan's pairwise formula (:class:`RunningMoments`). Because phase 2's
+  counts depend on the phase-1 samples, the estimate carries a small allocation bias for skewed strata; it is exact for
   additive games (every stratum then has zero variance).
-* **Randomness.** S is the ℓ smallest of uniform random keys over N ∖ {i} (key_i = +∞). Keys
-  are drawn from ``rng`` in (sample, row, feature) order, so the result does not depend on
-  ``max_mask_bytes``; it does depend on which rows are explained together in one call.
+* **Randomness.** S is the ℓ smallest of uniform draws over N ∖ {i}
+  (:func:`~sklearn_shapq.samplers.sized_coalitions`). Draw j of sample p of phase h of a row is
+  the keyed uniform (row key of phase h, p · d + j), and chunks hold a fixed number of samples, so
+  a row's estimate depends on its values alone, never on the rows explained with it.
 * Stratified estimates are not exactly efficient: Σ_i φ_i ≠ v(N) − v(∅) in general.
 """
 
@@ -31,59 +32,30 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
+from sklearn_shapq.estimators._moments import RunningMoments
+from sklearn_shapq.estimators._registry import ShapleyEstimate, ShapleyEstimator, register_estimator
+from sklearn_shapq.samplers import keyed_uniforms, sized_coalitions, substream_keys
 
-_KEY_BYTES = 8
-"""Bytes per host random key (float64); the keys are the largest per-chunk temporary."""
+_ROW_MASK_BYTES = 4 * 2**20
+"""Draws of one row made at once (8 bytes each): fixes a row's chunks."""
 
 
 def stratified_plan(max_evals: int, d: int) -> int:
     """Return the number of marginal samples that ``max_evals`` evaluations of v afford.
 
-    Parameters
-    ----------
-    max_evals : int
-        Evaluations of v allowed per explained row.
-    d : int
-        Number of features.
-
-    Returns
-    -------
-    int
-        n_samples = max_evals // 2 (each sample costs 2 evaluations), of which
-        m1 = (n_samples // 2) // d² per stratum go to phase 1.
-
-    Raises
-    ------
-    ValueError
-        If the budget is below the minimum 8 · d² (2 phase-1 samples in each of the d² strata,
-        which are at most half of the samples).
+    n_samples = max_evals // 2 (each sample costs 2 evaluations), of which m1 = (n_samples // 2) // d²
+    per stratum go to phase 1; the minimum budget is 8 · d² (2 phase-1 samples in each of the d² strata).
 
     Examples
     --------
     >>> stratified_plan(100, 3)
     50
     """
-    if d < 1:
-        raise ValueError(f"d must be at least 1, got {d}.")
-    n_samples = int(max_evals) // 2
-    if (n_samples // 2) // (d * d) < 2:
-        raise ValueError(
-            f"max_evals={max_evals} is below the minimum {8 * d * d} for stratified sampling with d={d}: "
-            "phase 1 needs 2 samples of 2 evaluations in each of the d² strata, and gets half of the budget."
-        )
-    return n_samples
+    return int(max_evals) // 2
 
 
-def stratified_shapley(
-    game: Any,
-    x: Any,
-    n_samples: int,
-    rng: np.random.Generator,
-    *,
-    max_mask_bytes: int = DEFAULT_MASK_BYTES,
-) -> tuple[Any, Any]:
-    """Stratified Shapley estimates and standard errors of each explained row.
+def stratified_shapley(game: Any, games: Any, keys: np.ndarray, n_samples: int) -> tuple[Any, Any]:
+    """Stratified Shapley estimates and standard errors of games ``games`` (B,).
 
     Phase 1 draws m1 = (n_samples // 2) // d² samples in each stratum (i, ℓ); phase 2 spreads the
     other n_samples − m1 · d² samples over each row's strata in proportion to their phase-1
@@ -91,18 +63,12 @@ def stratified_shapley(
 
     Parameters
     ----------
-    game : callable
-        ``game(x, masks)`` with masks (B, C, d) → values (B, C, k); has ``backend`` and
-        ``empty_value`` (k,).
-    x : array of shape (B, d)
-        Explained rows on the game's backend.
+    game : Game
+    games : int array of shape (B,), on the backend
+    keys : uint64 ndarray of shape (B,)
+        Row keys of the draws.
     n_samples : int
         Marginal samples per row (see :func:`stratified_plan`); (n_samples // 2) // d² ≥ 2.
-    rng : numpy.random.Generator
-        Host random source of the coalitions.
-    max_mask_bytes : int
-        Bound on the coalition masks (and the host random keys drawing them) built at once;
-        samples are processed in chunks.
 
     Returns
     -------
@@ -114,35 +80,28 @@ def stratified_shapley(
     >>> from sklearn_shapq.backends import CpuBackend
     >>> from sklearn_shapq.games import InterventionalGame, make_model_function
     >>> model = make_model_function(lambda Z: Z @ [1.0, 2.0, 3.0], "predict", CpuBackend())
-    >>> game = InterventionalGame(model, np.zeros((1, 3)))
+    >>> game = InterventionalGame(model, np.zeros((1, 3)), np.array([[1.0, 2.0, 3.0]]))
     >>> n = stratified_plan(8 * 3**2, 3)
-    >>> estimate, stderr = stratified_shapley(game, np.array([[1.0, 2.0, 3.0]]), n, np.random.default_rng(0))
+    >>> estimate, stderr = stratified_shapley(game, np.array([0]), np.array([1], dtype=np.uint64), n)
     >>> estimate[0, :, 0].round(12), stderr[0, :, 0].round(12)  # exact: the game is additive
     (array([1., 4., 9.]), array([0., 0., 0.]))
-    >>> game.n_model_rows == 2 * n
+    >>> int(game.n_evals[0]) == 2 * n
     True
     """
     backend = game.backend
     xp = backend.xp
-    n_rows, d = x.shape
+    n_rows, d, k = len(keys), game.n_players, game.n_outputs
     n_strata = d * d
     per_stratum = (n_samples // 2) // n_strata
-    if per_stratum < 2:
-        raise ValueError(f"n_samples={n_samples} leaves fewer than 2 phase-1 samples in each of the {n_strata} strata.")
-    k = int(game.empty_value.shape[0])
-    step = max(1, max_mask_bytes // (n_rows * d * _KEY_BYTES))
-    stats = (
-        xp.zeros((n_rows, n_strata), dtype=xp.int64),
-        xp.zeros((n_rows, n_strata, k), dtype=xp.float64),
-        xp.zeros((n_rows, n_strata, k), dtype=xp.float64),
-    )
-    stats = _sample_strata(game, x, np.full((n_rows, n_strata), per_stratum), rng, stats, step)
-    count, _, m2 = stats
-    variance = backend.to_numpy(m2.sum(axis=-1) / (count - 1))
+    step = max(1, _ROW_MASK_BYTES // (d * 8))
+    moments = RunningMoments((n_rows, n_strata, k), xp)
+    phase1 = np.full((n_rows, n_strata), per_stratum)
+    _sample_strata(game, games, substream_keys(keys, 0), phase1, moments, step)
+    variance = backend.to_numpy(moments.m2.sum(axis=-1) / (moments.count[..., 0] - 1))
     phase2 = largest_remainder_allocation(variance, n_samples - per_stratum * n_strata)
-    count, mean, m2 = _sample_strata(game, x, phase2, rng, stats, step)
-    estimate = mean.reshape(n_rows, d, d, k).mean(axis=2)
-    spread = (m2 / ((count - 1) * count)[..., None]).reshape(n_rows, d, d, k).sum(axis=2)
+    _sample_strata(game, games, substream_keys(keys, 1), phase2, moments, step)
+    estimate = moments.mean.reshape(n_rows, d, d, k).mean(axis=2)
+    spread = (moments.m2 / ((moments.count - 1) * moments.count)).reshape(n_rows, d, d, k).sum(axis=2)
     return estimate, xp.sqrt(spread) / d
 
 
@@ -181,9 +140,9 @@ def largest_remainder_allocation(variance: np.ndarray, total: int) -> np.ndarray
 
 
 def _sample_strata(
-    game: Any, x: Any, counts: np.ndarray, rng: np.random.Generator, stats: tuple, step: int
-) -> tuple[Any, Any, Any]:
-    """Draw ``counts[b, j]`` samples of stratum j for row b (equal row sums) and merge them into ``stats``.
+    game: Any, games: Any, keys: np.ndarray, counts: np.ndarray, moments: RunningMoments, step: int
+) -> None:
+    """Draw ``counts[b, j]`` samples of stratum j for row b (equal row sums) and merge them into ``moments``.
 
     Each row's samples are taken in stratum order, ``step`` at a time; the stratum of sample
     position p of row b is found by binary search in the cumulative counts, shifted by b · total so
@@ -191,30 +150,30 @@ def _sample_strata(
     """
     backend = game.backend
     n_rows, n_strata = counts.shape
+    d = game.n_players
     total = int(counts[0].sum())
     rows = np.arange(n_rows)[:, None]
     ends = (np.cumsum(counts, axis=1) + total * rows).ravel()
     for start in range(0, total, step):
-        positions = np.arange(start, min(start + step, total)) + total * rows
-        strata = np.searchsorted(ends, positions, side="right") - n_strata * rows
-        samples = _marginal_samples(game, x, strata, rng)
+        positions = np.arange(start, min(start + step, total))
+        strata = np.searchsorted(ends, positions + total * rows, side="right") - n_strata * rows
+        counters = (positions[:, None] * d + np.arange(d)).reshape(-1)
+        uniforms = keyed_uniforms(keys, np.broadcast_to(counters, (n_rows, counters.size)))
+        samples = _marginal_samples(game, games, strata, uniforms.reshape(n_rows * positions.size, d))
         chunk = _chunk_stats(samples, backend.to_device(strata), n_strata, backend.xp)
-        stats = _merge(stats, chunk, backend.xp)
-    return stats
+        moments.merge(*chunk)
 
 
-def _marginal_samples(game: Any, x: Any, strata: np.ndarray, rng: np.random.Generator) -> Any:
+def _marginal_samples(game: Any, games: Any, strata: np.ndarray, uniforms: np.ndarray) -> Any:
     """v(S ∪ {i}) − v(S) with S uniform of size ℓ in N ∖ {i}, for strata i · d + ℓ of shape (B, c)."""
     n_rows, n_chunk = strata.shape
-    d = x.shape[1]
-    player, size = np.divmod(strata.T, d)  # (c, B): draws are made sample by sample, chunking-invariant
-    keys = rng.random((n_chunk, n_rows, d))
-    np.put_along_axis(keys, player[..., None], np.inf, axis=-1)  # i ranks last, never in S
-    off = keys.argsort(axis=-1).argsort(axis=-1) < size[..., None]
+    d = game.n_players
+    player, size = np.divmod(strata.reshape(-1), d)
+    off = sized_coalitions(uniforms, size, player)
     on = off.copy()
-    np.put_along_axis(on, player[..., None], True, axis=-1)
-    masks = np.stack([off, on], axis=2).transpose(1, 0, 2, 3).reshape(n_rows, 2 * n_chunk, d)
-    v = game(x, game.backend.to_device(masks)).reshape(n_rows, n_chunk, 2, -1)
+    on[np.arange(player.size), player] = True
+    masks = np.stack([off, on], axis=1).reshape(n_rows, 2 * n_chunk, d)
+    v = game.grid(games, game.backend.to_device(masks)).reshape(n_rows, n_chunk, 2, -1)
     return v[:, :, 1] - v[:, :, 0]
 
 
@@ -229,14 +188,31 @@ def _chunk_stats(samples: Any, strata: Any, n_strata: int, xp: Any) -> tuple[Any
     mean = total / xp.maximum(count, 1)[..., None]
     deviation = samples - mean[xp.arange(n_rows)[:, None], strata]
     m2 = xp.bincount(flat, weights=(deviation**2).ravel(), minlength=size).reshape(n_rows, n_strata, k)
-    return count, mean, m2
+    return xp.broadcast_to(count[..., None], m2.shape), mean, m2
 
 
-def _merge(a: tuple, b: tuple, xp: Any) -> tuple[Any, Any, Any]:
-    """Chan et al.'s pairwise merge of (count, mean, sum of squared deviations) statistics."""
-    count_a, mean_a, m2_a = a
-    count_b, mean_b, m2_b = b
-    count = count_a + count_b
-    share_b = (count_b / xp.maximum(count, 1))[..., None]
-    delta = mean_b - mean_a
-    return count, mean_a + delta * share_b, m2_a + m2_b + delta**2 * count_a[..., None] * share_b
+@register_estimator("stratified")
+class StratifiedEstimator(ShapleyEstimator):
+    """Sampler "stratified": Castro et al. (2017), strata of feature × coalition size; not efficient."""
+
+    efficient = False
+
+    @classmethod
+    def minimum_evals(cls, name: str, n_players: int) -> int:
+        """8 d²: two phase-1 samples of 2 evaluations in each of the d² strata, half of the budget."""
+        return 8 * n_players * n_players
+
+    def plan(self, max_evals: int) -> int:
+        """Marginal samples per row; spend 2 per sample."""
+        self.n_samples = stratified_plan(max_evals, self.n_players)
+        return 2 * self.n_samples
+
+    def bytes_per_game(self, n_outputs: int) -> int:
+        """Return the bytes of a chunk of draws and masks, and the strata statistics."""
+        return 3 * _ROW_MASK_BYTES + 4 * self.n_players**2 * n_outputs * 8
+
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
+        """Two phases of strata samples; normal-quantile intervals."""
+        values, stderr = stratified_shapley(game, game.backend.to_device(games), keys, self.n_samples)
+        n_rows = len(games)
+        return ShapleyEstimate(values, stderr, np.full(n_rows, np.inf), np.full(n_rows, self.n_evals))

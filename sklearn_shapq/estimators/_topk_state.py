@@ -1,7 +1,8 @@
 """Budget ledger, running statistics and confidence bounds shared by the top-k estimators.
 
-All state has a leading axis over the ``n_games`` games of a :class:`CoalitionGame` (rows of a
-local explanation, or repeated runs), so one Python loop over rounds serves every game at once.
+All state has a leading axis over the ``n_games`` games of a :class:`~sklearn_shapq.games.Game`
+(rows of a local explanation, or repeated runs), so one Python loop over rounds serves every game
+at once. Every per-game quantity depends only on that game's own draws and values.
 """
 
 from __future__ import annotations
@@ -12,24 +13,29 @@ import numpy as np
 from scipy.special import ndtr
 from scipy.stats import norm
 
+from sklearn_shapq.estimators._moments import RunningMoments
+
 RANKINGS = ("signed", "absolute")
 
 
 class Ledger:
     """Evaluates coalitions against a per-game budget; v(∅) and v(N) are cached and charged once.
 
-    On creation v(∅) and v(N) of every game are evaluated (2 evaluations per game, as in the
-    paper); afterwards a coalition equal to ∅ or N is free. :meth:`pay` evaluates only what fits
-    in each game's budget.
+    On creation v(∅) and v(N) of every game are taken from the game's cache (charged 2
+    evaluations per game, as in the paper); afterwards a coalition equal to ∅ or N is free.
+    :meth:`pay` evaluates only what fits in each game's budget, in one call of the game, and
+    brings back to the host the values of the output each game ranks.
 
     Parameters
     ----------
-    game : CoalitionGame
+    game : Game
     max_evals : int or None
         Evaluations per game, including v(∅) and v(N); None: unlimited.
+    outputs : int array of shape (n_games,), optional
+        Which model output each game ranks (default: output 0).
     """
 
-    def __init__(self, game: object, max_evals: int | None) -> None:
+    def __init__(self, game: object, max_evals: int | None, outputs: np.ndarray | None = None) -> None:
         d, n_games = game.n_players, game.n_games
         self.game = game
         self.n_players = d
@@ -37,9 +43,11 @@ class Ledger:
         self.budget = np.inf if max_evals is None else float(max_evals)
         if self.budget < 2:
             raise ValueError(f"max_evals must be at least 2 (v(∅) and v(N)), got {max_evals}.")
-        corners = np.repeat(np.array([[False], [True]]), d, axis=1)
-        values = game(np.tile(corners, (n_games, 1)), np.repeat(np.arange(n_games), 2)).reshape(n_games, 2)
-        self.empty, self.full = values[:, 0].copy(), values[:, 1].copy()
+        self.outputs = np.zeros(n_games, dtype=np.intp) if outputs is None else np.asarray(outputs, dtype=np.intp)
+        every = np.arange(n_games)
+        to_numpy = game.backend.to_numpy
+        self.empty = to_numpy(game.empty_value)[every, self.outputs].copy()
+        self.full = to_numpy(game.full_value)[every, self.outputs].copy()
         self.used = np.full(n_games, 2, dtype=np.int64)
 
     @property
@@ -81,7 +89,10 @@ class Ledger:
         paid = (spent <= self.remaining[unit_game])[units]
         values = np.full(masks.shape[0], np.nan)
         charged = paid & ~free
-        values[charged] = self.game(masks[charged], games[charged])
+        if charged.any():
+            paid_games = games[charged]
+            out = self.game.backend.to_numpy(self.game(masks[charged], paid_games))
+            values[charged] = out[np.arange(paid_games.size), self.outputs[paid_games]]
         values[paid & (sizes == 0)] = self.empty[games[paid & (sizes == 0)]]
         full = paid & (sizes == self.n_players)
         values[full] = self.full[games[full]]
@@ -89,13 +100,11 @@ class Ledger:
         return values, paid
 
 
-class PlayerStats:
+class PlayerStats(RunningMoments):
     """Running count, mean and sum of squared deviations per (game, player), merged stably."""
 
     def __init__(self, n_games: int, d: int) -> None:
-        self.count = np.zeros((n_games, d))
-        self.mean = np.zeros((n_games, d))
-        self.m2 = np.zeros((n_games, d))
+        super().__init__((n_games, d))
 
     def add(self, games: np.ndarray, samples: np.ndarray, taken: np.ndarray) -> None:
         """Add ``samples[r, j]`` where ``taken[r, j]`` to game ``games[r]``, player j."""
@@ -110,27 +119,7 @@ class PlayerStats:
         count_b = per_cell(weight)
         mean_b = per_cell(samples) / np.maximum(count_b, 1)
         deviation = (samples - mean_b.ravel()[flat]) * weight
-        m2_b = per_cell(deviation * deviation)
-        total = self.count + count_b
-        shift = mean_b - self.mean
-        safe_total = np.maximum(total, 1)
-        self.mean += shift * count_b / safe_total
-        self.m2 += m2_b + shift * shift * self.count * count_b / safe_total
-        self.count = total
-
-    def subset(self, games: np.ndarray) -> PlayerStats:
-        """Return the statistics of some games (a copy)."""
-        part = PlayerStats(0, self.mean.shape[1])
-        part.count, part.mean, part.m2 = self.count[games], self.mean[games], self.m2[games]
-        return part
-
-    def variance(self) -> np.ndarray:
-        """Unbiased variance of one sample (0 below two samples)."""
-        return np.where(self.count > 1, np.maximum(self.m2, 0.0) / np.maximum(self.count - 1, 1), 0.0)
-
-    def stderr(self) -> np.ndarray:
-        """Return the standard errors of the means (0 below two samples)."""
-        return np.sqrt(self.variance() / np.maximum(self.count, 1))
+        self.merge(count_b, mean_b, per_cell(deviation * deviation))
 
 
 def ranking_key(values: np.ndarray, ranking: str) -> np.ndarray:

@@ -2,35 +2,41 @@
 
 from __future__ import annotations
 
-import os
 import time
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_data, check_positive_int, default_feature_names
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import (
-    combine_units,
-    exact_shapley,
-    owen_shapley,
-    stratified_shapley,
-    walk_source,
+from sklearn_shapq._validation import (
+    BATCH_SIZE,
+    DEVICE,
+    MAX_EVALS,
+    N_JOBS,
+    PROGRESS,
+    RANDOM_STATE,
+    check_data,
+    default_feature_names,
+    effective_n_jobs,
 )
-from sklearn_shapq.estimators._permutation_walk import DEFAULT_MASK_BYTES
+from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
+from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
+from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._budget import BASELINE_SAMPLERS, BudgetPlan, plan_budget
-from sklearn_shapq.games import InterventionalGame, make_model_function
-from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, make_source
-from sklearn_shapq.samplers._mallows import check_lambda
+from sklearn_shapq.games import OUTPUTS, InterventionalGame, make_model_function
+from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys
+from sklearn_shapq.samplers._keyed import draw_seed
 
 _MAX_ROWS_PER_BLOCK = 4096
+_BLOCK_BYTES = 4 * DEFAULT_MASK_BYTES
+"""Working memory of the estimator for one block of explained rows."""
 
 
 class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
@@ -91,14 +97,17 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Most model rows per model call; "auto" fills 128 MiB of float64 rows (shared by the calls in
         flight when ``n_jobs > 1``). Calls hold whole coalitions, so at least N background rows.
     random_state : None, int, numpy Generator or RandomState, default=None
-        Seed of the background subsample and the orderings. An int gives identical results on
-        every call. numpy's global random state is never used.
-    progress : bool, default=False
-        Show a tqdm progress bar over explained rows.
+        Seed of the background subsample and of every draw. A row's orderings or coalitions are
+        keyed by (seed, the row's values, the settings): a row gets bit-identical values alone,
+        at any position of any batch, and duplicate rows get identical values. An int gives
+        identical results on every call. numpy's global random state is never used.
+    progress : bool, default=True
+        Show a progress bar over explained rows once ``explain`` has run 3 s.
     n_jobs : int or None, default=None
-        Model calls run at once in threads (None: 1; -1: all cores). Worth it for models that
-        predict in a single thread (most scikit-learn models, xgboost with ``n_jobs=1``); leave it
-        at 1 for models that already use every core. Results do not depend on it.
+        Model calls run at once in threads, with joblib's meaning (None: 1; -1: all cores; -2:
+        all but one). Worth it for models that predict in a single thread (most scikit-learn
+        models, xgboost with ``n_jobs=1``); leave it at 1 for models that already use every core.
+        Results do not depend on it.
 
     Attributes
     ----------
@@ -115,15 +124,17 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     n_outputs_ : int
     output_names_ : list of str or None
     sampler_ : str
-        Sampler used by the last ``explain`` call.
-    n_evals_ : int
-        Value-function evaluations per explained row used by the last ``explain`` call (with
-        ``tol``, the most any row used).
-    n_evals_per_row_ : ndarray of shape (n,)
-        Evaluations used by each explained row of the last ``explain`` call.
-    n_model_rows_ : int
-        Rows the model received during the last ``explain`` call (``fit`` additionally evaluates
-        the N background rows once for the base value).
+        The estimator ``explain`` uses ("auto" resolved for d and the budget).
+    max_evals_ : int
+        The budget per explained row (``max_evals`` resolved).
+
+    Notes
+    -----
+    ``explain`` changes no attribute, so it may run from several threads at once. What one call
+    measured is on the returned Explanation, as ``explanation.diagnostics``: a dict with
+    "sampler", "n_evals" (evaluations each row used, v(∅) and v(N) included; fewer than
+    ``max_evals_`` with ``tol``), "n_model_rows" and "n_model_calls" (``fit`` additionally
+    evaluated the N background rows once for the base value).
 
     Examples
     --------
@@ -140,6 +151,22 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "model": "no_validation",
+        "sampler": [StrOptions({"auto", *SHAPLEY_ESTIMATORS})],
+        "max_evals": MAX_EVALS,
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "output": [StrOptions(set(OUTPUTS))],
+        "device": DEVICE,
+        "batch_size": BATCH_SIZE,
+        "random_state": RANDOM_STATE,
+        "progress": PROGRESS,
+        "n_jobs": N_JOBS,
+    }
+
     def __init__(
         self,
         model: Any,
@@ -154,7 +181,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         device: str = "cpu",
         batch_size: int | str = "auto",
         random_state: Any = None,
-        progress: bool = False,
+        progress: bool = True,
         n_jobs: int | None = None,
     ) -> None:
         self.model = model
@@ -171,25 +198,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.progress = progress
         self.n_jobs = n_jobs
 
-    def _check_params(self, n_features: int) -> None:
-        if self.max_evals != "auto":
-            check_positive_int(self.max_evals, "max_evals")
-        if self.batch_size != "auto":
-            check_positive_int(self.batch_size, "batch_size")
-        if self.background_size is not None:
-            check_positive_int(self.background_size, "background_size")
-        if self.n_jobs is not None and self.n_jobs != -1:
-            check_positive_int(self.n_jobs, "n_jobs")
-        check_positive_int(self.n_candidates, "n_candidates")
-        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0):
-            raise ValueError(f"tol must be None or a positive number, got {self.tol!r}.")
-        if self.tol is not None and self.sampler in BASELINE_SAMPLERS:
-            raise ValueError(f"tol stops permutation walks early; sampler {self.sampler!r} has no early stopping.")
-        check_lambda(self.lam)
-        plan_budget(self.sampler, self.max_evals, n_features)
+    def _resolve(self, d: int) -> tuple[str, int]:
+        """Return the estimator and budget for d features; refuse what cannot run, before any work."""
+        sampler, budget = resolve_sampler(self.sampler, self.max_evals, d)
+        if self.tol is not None and not SHAPLEY_ESTIMATORS[sampler].supports_tol:
+            raise ValueError(f"tol stops permutation walks early; sampler {sampler!r} has no early stopping.")
+        return sampler, budget
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> PermutationShapExplainer:
-        """Store the background set and compute the base value.
+        """Store the background set, compute the base value and plan the budget.
 
         Parameters
         ----------
@@ -203,17 +221,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         model_names = getattr(self.model, "feature_names_in_", None)
         array, names = check_data(X, name="X_background", feature_names=model_names)
-        self._check_params(array.shape[1])
+        self.sampler_, self.max_evals_ = self._resolve(array.shape[1])
         rng = make_generator(self.random_state, stream=0)
         if self.background_size is not None and array.shape[0] > self.background_size:
             keep = np.sort(rng.choice(array.shape[0], self.background_size, replace=False))
             array = array[keep]
         backend = resolve_backend(self.device)
         with backend.activate():
-            game = InterventionalGame(
-                make_model_function(self.model, self.output, backend), backend.to_device(array), self.batch_size
-            )
-            empty = backend.to_numpy(game.empty_value)
+            model_fn = make_model_function(self.model, self.output, backend)
+            game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
+            empty = backend.to_numpy(game.empty_value[0])
         self.background_ = array
         self.n_features_in_ = array.shape[1]
         if names is not None:
@@ -224,24 +241,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             array.shape[1], names, getattr(self.model, "feature_names_in_", None)
         )
         self.n_outputs_ = game.n_outputs
-        names_out = game.model_fn.output_names
+        names_out = model_fn.output_names
         self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
         self._fitted_model, self._fitted_output = self.model, self.output
         return self
-
-    def _game(self, backend: Any) -> InterventionalGame:
-        if self.model is not self._fitted_model or self.output != self._fitted_output:
-            raise ValueError("model or output changed since fit: call fit again so the base value matches.")
-        threads = 1 if self.n_jobs is None else (os.cpu_count() or 1) if self.n_jobs == -1 else self.n_jobs
-        return InterventionalGame(
-            make_model_function(self.model, self.output, backend),
-            backend.to_device(self.background_),
-            self.batch_size,
-            empty_value=backend.to_device(self._empty_value),
-            n_jobs=threads,
-        )
 
     def explain(self, X: Any) -> Any:
         """Explain rows of ``X``.
@@ -255,22 +260,32 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         shap.Explanation
             ``values`` (n, d) or (n, d, k), ``base_values`` (n,) or (n, k), ``data`` (n, d),
             ``feature_names``; estimates carry ``error_std`` and 95% ``lower_bounds`` /
-            ``upper_bounds`` (zero width for exact values; NaN with a single sampling unit).
+            ``upper_bounds`` (zero width for exact values; NaN with a single sampling unit);
+            ``diagnostics`` (see the class notes).
         """
         check_is_fitted(self, "background_")
-        self._check_params(self.n_features_in_)
+        if self.model is not self._fitted_model or self.output != self._fitted_output:
+            raise ValueError("model or output changed since fit: call fit again so the base value matches.")
         start_time = time.perf_counter()
         array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
         n_rows, d = array.shape
-        plan = plan_budget(self.sampler, self.max_evals, d)
-        rng = make_generator(self.random_state, stream=1)
+        seed = draw_seed(make_generator(self.random_state, stream=1))
+        keys = row_keys(seed, array)
         backend = resolve_backend(self.device)
-        with backend.activate(), self._game(backend) as game:
-            values, stderr, n_evals, dof = self._estimate(game, array, plan, rng)
-        self.sampler_ = plan.sampler
-        self.n_evals_per_row_ = n_evals
-        self.n_evals_ = int(n_evals.max()) if n_rows else plan.n_evals
-        self.n_model_rows_ = game.n_model_rows
+        with backend.activate():
+            model_fn = make_model_function(self.model, self.output, backend)
+            with InterventionalGame(
+                model_fn,
+                backend.to_device(self.background_),
+                backend.to_device(array),
+                self.batch_size,
+                empty_value=self._empty_value,
+                n_jobs=effective_n_jobs(self.n_jobs),
+            ) as game:
+                estimator = SHAPLEY_ESTIMATORS[self.sampler_](
+                    self.sampler_, self.max_evals_, d, seed, tol=self.tol, lam=self.lam, n_candidates=self.n_candidates
+                )
+                values, stderr, dof, n_evals = self._estimate(game, estimator, keys)
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
@@ -280,54 +295,36 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             error_std=stderr,
             error_dof=dof,
             compute_time=time.perf_counter() - start_time,
+            diagnostics={
+                "sampler": self.sampler_,
+                "n_evals": n_evals,
+                "n_model_rows": game.n_model_rows,
+                "n_model_calls": game.n_model_calls,
+            },
         )
 
-    def _rows_per_block(self, game: InterventionalGame, plan: BudgetPlan, d: int) -> int:
-        """Explained rows per block: enough to fill a model batch, few enough to bound masks."""
-        coalitions = max(1, plan.n_evals - 2)
+    def _rows_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:
+        """Explained rows per block: enough to fill the model calls, few enough to bound memory."""
+        coalitions = max(1, estimator.n_evals - 2)
         by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.background.shape[0])
-        by_masks = DEFAULT_MASK_BYTES // max(1, coalitions * d)
-        by_units = DEFAULT_MASK_BYTES // max(1, (plan.size + 1) * d * game.n_outputs * 8)
-        return int(np.clip(min(by_batch, by_masks, by_units), 1, _MAX_ROWS_PER_BLOCK))
+        by_memory = _BLOCK_BYTES // max(1, estimator.bytes_per_game(game.n_outputs))
+        return int(np.clip(min(by_batch, by_memory), 1, _MAX_ROWS_PER_BLOCK))
 
     def _estimate(
-        self, game: InterventionalGame, array: np.ndarray, plan: BudgetPlan, rng: np.random.Generator
+        self, game: InterventionalGame, estimator: ShapleyEstimator, keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        backend = game.backend
-        n_rows, d = array.shape
-        values = np.empty((n_rows, d, game.n_outputs))
-        stderr = np.zeros((n_rows, d, game.n_outputs))
-        n_evals = np.full(n_rows, plan.n_evals)
-        dof = np.full(n_rows, np.inf)  # degrees of freedom of each row's standard errors
-        # Blocks depend on the budget only for samplers drawing from ``rng`` block by block, so
-        # their values do not depend on batch_size or n_jobs; walks address orderings by row.
-        if plan.sampler in ("owen", "owen_halved", "stratified"):
-            step = max(1, min(_MAX_ROWS_PER_BLOCK, DEFAULT_MASK_BYTES // max(1, plan.n_evals * d)))
-        else:
-            step = self._rows_per_block(game, plan, d)
-        source = None
-        if plan.sampler not in ("exact", "owen", "owen_halved", "stratified"):
-            source = make_source(plan.sampler, plan.size, d, rng, lam=self.lam, n_candidates=self.n_candidates)
-        full_values = game.full_values(backend.to_device(array))  # v(N) = f(x): one model call
-        with tqdm(total=n_rows, disable=not self.progress, desc="explaining", unit="row") as bar:
+        """Estimate every row block by block; a row's values do not depend on its block."""
+        n_rows, d, k = game.n_games, game.n_players, game.n_outputs
+        values, stderr = np.empty((n_rows, d, k)), np.empty((n_rows, d, k))
+        dof, n_evals = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
+        step = self._rows_per_block(game, estimator)
+        game.full_value  # v(N) = f(x) of every row: one model call  # noqa: B018
+        with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
             for start in range(0, n_rows, step):
-                rows = slice(start, min(start + step, n_rows))
-                x = backend.to_device(array[rows])
-                if plan.sampler == "exact":
-                    estimate, error = exact_shapley(game, x, full_values[rows]), None
-                elif plan.sampler == "stratified":
-                    estimate, error = stratified_shapley(game, x, plan.size, rng)
-                elif plan.sampler in ("owen", "owen_halved"):
-                    runs = owen_shapley(game, x, plan.size, rng, halved=plan.sampler == "owen_halved")
-                    estimate, error = combine_units(runs, backend.xp)
-                    dof[rows] = runs.values.shape[1] - 1
-                else:
-                    indices = np.arange(rows.start, rows.stop)
-                    estimate, error, units = walk_source(game, x, full_values[rows], source, indices, tol=self.tol)
-                    n_evals[rows] = 2 + source.unit_bounds[units] * (d - 1)
-                    dof[rows] = units - 1
-                values[rows] = backend.to_numpy(estimate)
-                if error is not None:
-                    stderr[rows] = backend.to_numpy(error)
-                bar.update(rows.stop - rows.start)
-        return values, stderr, n_evals, dof
+                rows = np.arange(start, min(start + step, n_rows))
+                estimate = estimator.estimate(game, rows, keys[rows])
+                values[rows] = game.backend.to_numpy(estimate.values)
+                stderr[rows] = game.backend.to_numpy(estimate.stderr)
+                dof[rows], n_evals[rows] = estimate.dof, estimate.n_evals
+                bar.update(rows.size)
+        return values, stderr, dof, n_evals

@@ -1,28 +1,30 @@
-"""Games: value functions v(S) evaluated on batches of coalitions; the only layer that calls models."""
+"""Games: value functions v(S) evaluated on batches of coalitions; the only layer that calls models.
 
-from sklearn_shapq.games._coalition import (
-    CallableGame,
-    CoalitionGame,
-    TableGame,
-    UnanimityGame,
-    planted_unanimity_game,
-)
+Every game implements one protocol, :class:`Game`: ``game(masks, games)`` → values (m, k) on the
+game's backend, with an evaluation counter and cached v(∅) / v(N).
+"""
+
+from sklearn_shapq.games._enumeration import coalition_masks, shapley_from_table, shapley_weights
+from sklearn_shapq.games._explicit_games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
+from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._interventional import InterventionalGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
-from sklearn_shapq.games._model_coalition import LocalModelGame, MarginalScoreGame, RetrainGame
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
 from sklearn_shapq.games._product_kernel import KernelComponent, KernelExpansion, ProductKernelGame
+from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
 
 __all__ = [
     "OUTPUTS",
     "CallableGame",
-    "CoalitionGame",
-    "LocalModelGame",
+    "Game",
     "MarginalScoreGame",
     "RetrainGame",
     "TableGame",
     "UnanimityGame",
     "planted_unanimity_game",
+    "coalition_masks",
+    "shapley_from_table",
+    "shapley_weights",
     "HSICWeights",
     "InterventionalGame",
     "KernelComponent",

@@ -8,18 +8,20 @@ from typing import Any
 
 import numpy as np
 
+from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._models import ModelFunction
 
 DEFAULT_MEMORY_BYTES = 128 * 2**20
 """Memory budget for one model call's input rows when ``batch_size="auto"``."""
 
 
-class InterventionalGame:
-    """Interventional Shapley game of a model over a background set.
+class InterventionalGame(Game):
+    """Interventional Shapley games of a model over a background set, one per explained row.
 
-    Evaluates v_x(S) for a block of explained rows and a batch of coalitions in as few model
-    calls as ``batch_size`` allows. v(∅) (the mean prediction over the background, the same for
-    every row) is computed once here; v(N) = f(x) costs one model row per explained row.
+    Game r is v_r(S) = mean over background rows z of f(x_r on S, z elsewhere). A call evaluates
+    any coalitions of any rows in as few model calls as ``batch_size`` allows. v(∅), the mean
+    prediction over the background, is the same for every row; v(N) = f(x) costs one model row
+    per explained row, all in one call.
 
     Parameters
     ----------
@@ -27,6 +29,8 @@ class InterventionalGame:
         The model on the backend.
     background : array of shape (N, d)
         Background rows on the backend.
+    x : array of shape (n, d)
+        Explained rows on the backend.
     batch_size : int or "auto"
         Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
         (shared by the batches in flight when ``n_jobs > 1``). A call holds at least one
@@ -40,26 +44,34 @@ class InterventionalGame:
 
     Attributes
     ----------
-    empty_value : array of shape (k,)
-        v(∅), the base value.
-    n_outputs : int
-        Number of model outputs k.
     n_model_rows, n_model_calls : int
-        Rows and calls the model has received through this game (reset with :meth:`reset_counts`).
+        Rows and calls the model has received through this game.
+
+    Examples
+    --------
+    >>> from sklearn_shapq.backends import CpuBackend
+    >>> from sklearn_shapq.games import make_model_function
+    >>> model = make_model_function(lambda Z: Z @ [1.0, 2.0], "predict", CpuBackend())
+    >>> game = InterventionalGame(model, np.zeros((3, 2)), np.array([[1.0, 1.0], [2.0, 0.0]]))
+    >>> game(np.array([[True, False], [True, False]]), np.array([0, 1]))[:, 0]
+    array([1., 2.])
+    >>> game.full_value[:, 0], game.n_evals
+    (array([3., 2.]), array([3, 3]))
     """
 
     def __init__(
         self,
         model_fn: ModelFunction,
         background: Any,
+        x: Any,
         batch_size: int | str = "auto",
         *,
         empty_value: Any = None,
         n_jobs: int = 1,
     ) -> None:
         self.model_fn = model_fn
-        self.backend = model_fn.backend
         self.background = background
+        self.x = x
         n_background, d = background.shape
         self.n_jobs = max(1, int(n_jobs))
         if batch_size == "auto":  # up to n_jobs + 1 batches are alive at once with threads
@@ -71,51 +83,29 @@ class InterventionalGame:
         self._pool = ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else None
         if empty_value is None:
             empty_value = self._model(background).mean(axis=0)
-            self.reset_counts()
-        self.empty_value = empty_value
-        self.n_outputs = int(empty_value.shape[0])
+            self.n_model_rows = self.n_model_calls = 0  # the counters are for the explained rows
+        self._empty = model_fn.backend.to_device(empty_value)
+        super().__init__(d, x.shape[0], int(self._empty.shape[0]), model_fn.backend)
 
     @property
     def batch_rows(self) -> int:
         """Model rows per full model call."""
         return self.pairs_per_call * int(self.background.shape[0])
 
-    def reset_counts(self) -> None:
-        """Set the model row and call counters to zero."""
-        self.n_model_rows = 0
-        self.n_model_calls = 0
-
-    def _count(self, rows: Any) -> None:
+    def _model(self, rows: Any) -> Any:
         self.n_model_rows += int(rows.shape[0])
         self.n_model_calls += 1
-
-    def _model(self, rows: Any) -> Any:
-        self._count(rows)
         return self.model_fn(rows)
 
-    def full_values(self, x: Any) -> Any:
-        """v(N) = f(x) for explained rows ``x`` (B, d) → (B, k), in one model call."""
-        return self._model(x)
+    def corner_values(self) -> tuple[Any, Any]:
+        """v(∅) from the background (shared by every row) and v(N) = f(x) in one model call."""
+        empty = self.backend.xp.broadcast_to(self._empty, (self.n_games, self.n_outputs))
+        return empty, self._model(self.x)
 
-    def __call__(self, x: Any, masks: Any) -> Any:
-        """Evaluate v_x(S) for every row of ``x`` and each of its coalitions.
-
-        Parameters
-        ----------
-        x : array of shape (B, d)
-            Explained rows.
-        masks : bool array of shape (B, C, d)
-            ``masks[b, c]`` is coalition c of row b.
-
-        Returns
-        -------
-        array of shape (B, C, k)
-        """
+    def evaluate(self, masks: Any, games: Any) -> Any:
+        """Return v_r(S) (m, k) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""
         xp = self.backend.xp
-        n_rows, n_coalitions, d = masks.shape
-        n_pairs = n_rows * n_coalitions
-        pair_masks = masks.reshape(n_pairs, d)
-        pair_rows = xp.repeat(xp.arange(n_rows), n_coalitions)
+        n_pairs = masks.shape[0]
         values = xp.empty((n_pairs, self.n_outputs), dtype=np.float64)
         n_background = self.background.shape[0]
         # with several threads, split the work so that each gets at least one model call
@@ -123,17 +113,18 @@ class InterventionalGame:
         pending: deque = deque()
         for start in range(0, n_pairs, step):
             stop = min(start + step, n_pairs)
-            rows = self.backend.masked_rows(x[pair_rows[start:stop]], pair_masks[start:stop], self.background)
+            rows = self.backend.masked_rows(self.x[games[start:stop]], masks[start:stop], self.background)
             if self._pool is None:
                 values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
                 continue
-            self._count(rows)
+            self.n_model_rows += int(rows.shape[0])
+            self.n_model_calls += 1
             pending.append((start, stop, self._pool.submit(self._threaded_model, rows)))
             while len(pending) > self.n_jobs:  # bounds the masked rows held in memory
                 self._collect(pending.popleft(), values)
         while pending:
             self._collect(pending.popleft(), values)
-        return values.reshape(n_rows, n_coalitions, self.n_outputs)
+        return values
 
     def _threaded_model(self, rows: Any) -> Any:
         with self.backend.activate():

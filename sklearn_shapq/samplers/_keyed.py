@@ -1,4 +1,4 @@
-"""Uniform orderings from the keyed bijective generator, addressed by (seed, counter).
+"""Keyed randomness: orderings, normals and uniforms addressed by (seed or row key, counter).
 
 Ordering number ``c`` of a seed is the VariablePhilox permutation keyed by (seed, c): any block of
 counters can be generated on its own, in any order, on the cpu or the cuda backend, and gives the
@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.backends._feistel import ROUNDS, ordering_keys
+from sklearn_shapq.backends._feistel import _GOLDEN, _ONE, ROUNDS, _mix64, ordering_keys
 
 
 def keyed_orderings(seed: int, counters: Any, n_features: int, backend: Any = None) -> Any:
@@ -62,7 +62,150 @@ def counter_normals(seed: int, counters: np.ndarray, size: int) -> np.ndarray:
     float64 ndarray of shape (len(counters), size)
     """
     keys_per_counter = -(-2 * size // ROUNDS)
-    expanded = (np.asarray(counters, dtype=np.int64)[:, None] * keys_per_counter + np.arange(keys_per_counter)).ravel()
+    per_counter = np.uint64(keys_per_counter)  # uint64 arithmetic wraps: counters may be row keys plus offsets
+    expanded = (
+        np.asarray(counters).astype(np.uint64)[:, None] * per_counter + np.arange(per_counter, dtype=np.uint64)
+    ).ravel()
     words = ordering_keys(seed, expanded).reshape(len(counters), -1)[:, : 2 * size].astype(np.uint64)
     mantissa = (words[:, 0::2] << np.uint64(21)) ^ (words[:, 1::2] >> np.uint64(11))  # 53 random bits
     return ndtri((mantissa.astype(np.float64) + 0.5) / 2.0**53)
+
+
+def row_keys(seed: int, rows: np.ndarray) -> np.ndarray:
+    """64-bit key of every row from ``seed`` and the row's values alone.
+
+    Equal rows get equal keys wherever they stand, so whatever is drawn from a row's key (its
+    orderings, coalitions, q-grid masks) does not depend on the row's position, batch or chunk.
+    -0.0 and 0.0 are one value, and so are all NaNs.
+
+    Parameters
+    ----------
+    seed : int
+        In [0, 2^64).
+    rows : float array of shape (B, d)
+
+    Returns
+    -------
+    uint64 ndarray of shape (B,)
+
+    Examples
+    --------
+    >>> rows = np.array([[1.0, 2.0], [0.5, 0.0], [1.0, 2.0]])
+    >>> keys = row_keys(3, rows)
+    >>> bool(keys[0] == keys[2]), bool(keys[0] == keys[1]), bool(keys[1] == row_keys(3, [[0.5, -0.0]])[0])
+    (True, False, True)
+    """
+    values = np.asarray(rows, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+    values = np.ascontiguousarray(np.where(np.isnan(values), np.nan, values))
+    bits = values.view(np.uint64)
+    key = np.full(values.shape[0], _mix64(np.array([seed], dtype=np.uint64))[0], dtype=np.uint64)
+    for column in bits.T:  # a loop over features: each step mixes one column of every row
+        key = _mix64((key ^ column) + _GOLDEN)
+    return key
+
+
+def keyed_uniforms(keys: Any, counters: Any, xp: Any = np) -> Any:
+    """Uniform numbers in (0, 1) addressed by (key, counter): draw c of key k is the same anywhere.
+
+    Draw c of key k is SplitMix64's output at state k + (c + 1) · γ, its top 53 bits as a float.
+
+    Parameters
+    ----------
+    keys : uint64 array of shape (r,)
+    counters : integer array of shape (r, c)
+        Non-negative draw numbers of each key.
+
+    Returns
+    -------
+    float64 array of shape (r, c)
+
+    Examples
+    --------
+    >>> keys = np.array([5, 9], dtype=np.uint64)
+    >>> u = keyed_uniforms(keys, np.arange(4)[None, :].repeat(2, 0))
+    >>> bool((keyed_uniforms(keys[1:], np.array([[2, 3]])) == u[1, 2:]).all()), bool(((0 < u) & (u < 1)).all())
+    (True, True)
+    """
+    state = xp.asarray(keys, dtype=xp.uint64)[:, None] + (xp.asarray(counters).astype(xp.uint64) + _ONE) * _GOLDEN
+    return ((_mix64(state) >> np.uint64(11)).astype(xp.float64) + 0.5) * 2.0**-53
+
+
+def substream_keys(keys: np.ndarray, purpose: int) -> np.ndarray:
+    """Keys of an independent stream for ``purpose`` (a small int naming what is drawn).
+
+    Examples
+    --------
+    >>> keys = np.array([1, 2], dtype=np.uint64)
+    >>> bool((substream_keys(keys, 0) != substream_keys(keys, 1)).all())
+    True
+    """
+    return _mix64(np.asarray(keys, dtype=np.uint64) ^ _mix64(np.array([purpose + 1], dtype=np.uint64))[0])
+
+
+class KeyedStream:
+    """Sequences of uniform draws, one per game, each addressed by its game's key alone.
+
+    Every call takes ``size`` draws for each entry of ``games`` from that game's sequence, in
+    order (a game listed twice gets two consecutive blocks), so a game's draws depend only on its
+    key and on how many draws it took before: never on which other games share the call.
+
+    Parameters
+    ----------
+    keys : uint64 ndarray of shape (n_games,)
+
+    Examples
+    --------
+    >>> stream = KeyedStream(np.array([7, 7, 8], dtype=np.uint64))
+    >>> a = stream.uniform(np.array([0, 1]), 3)
+    >>> bool((a[0] == a[1]).all())  # equal keys, equal draws
+    True
+    >>> alone = KeyedStream(np.array([7], dtype=np.uint64))
+    >>> _ = alone.uniform(np.array([0]), 3)
+    >>> bool((stream.uniform(np.array([2, 0, 0]), 2)[1:] == alone.uniform(np.array([0, 0]), 2)).all())
+    True
+    """
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.asarray(keys, dtype=np.uint64)
+        self.position = np.zeros(self.keys.shape[0], dtype=np.uint64)
+
+    def uniform(self, games: np.ndarray, size: int) -> np.ndarray:
+        """Return (len(games), size) uniforms in (0, 1), ``size`` consecutive draws per entry."""
+        games = np.asarray(games, dtype=np.intp)
+        order = np.argsort(games, kind="stable")
+        sorted_games = games[order]
+        group_start = np.searchsorted(sorted_games, sorted_games, side="left")
+        occurrence = np.empty(games.size, dtype=np.uint64)
+        occurrence[order] = np.arange(games.size) - group_start
+        start = self.position[games] + occurrence * np.uint64(size)
+        draws = keyed_uniforms(self.keys[games], start[:, None] + np.arange(size, dtype=np.uint64))
+        self.position += np.bincount(games, minlength=self.keys.shape[0]).astype(np.uint64) * np.uint64(size)
+        return draws
+
+    def integers(self, games: np.ndarray, low: int, high: Any) -> np.ndarray:
+        """One integer per entry, uniform on [low, high) (``high`` may differ per entry)."""
+        return (low + np.floor(self.uniform(games, 1)[:, 0] * (np.asarray(high) - low))).astype(np.int64)
+
+    def choice(self, games: np.ndarray, values: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """One of ``values`` per entry, drawn with probabilities ``p``."""
+        cumulative = np.cumsum(p)
+        index = np.searchsorted(cumulative, self.uniform(games, 1)[:, 0] * cumulative[-1], side="right")
+        return np.asarray(values)[np.minimum(index, len(values) - 1)]
+
+    def ranks(self, games: np.ndarray, d: int) -> np.ndarray:
+        """Return a uniform random rank vector (a permutation of 0 … d − 1) per entry, (len(games), d)."""
+        return uniform_ranks(self.uniform(games, d))
+
+
+def uniform_ranks(uniforms: np.ndarray) -> np.ndarray:
+    """Rank of every entry within its row: a uniform permutation for i.i.d. uniform rows.
+
+    Examples
+    --------
+    >>> uniform_ranks(np.array([[0.3, 0.1, 0.7]]))
+    array([[1, 0, 2]])
+    """
+    order = np.argsort(uniforms, axis=-1)
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(uniforms.shape[-1]), order.shape), axis=-1)
+    return ranks

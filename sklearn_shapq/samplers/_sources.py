@@ -1,13 +1,14 @@
-"""Ordering sources: the orderings every explained row walks in one ``explain`` call.
+"""Ordering sources: the orderings each explained row walks, addressed by the row's key.
 
-A source hands out the orderings of any block of rows and any range of sampling units, so the
-explainer can walk them block by block (bounded memory, optional early stopping) and get the same
-values whatever the blocking:
+A source hands out the orderings of any block of rows and any range of sampling units, so the walk
+can run block by block (bounded memory, optional early stopping) with the same values whatever the
+blocking. Each sampler is one class registered by name in :data:`ORDERING_SOURCES`:
 
-* per-row sources (mc, antithetic, orthogonal) address every ordering by (seed, row, index) with
-  the keyed generator or counter-based normals; rows get independent orderings;
-* shared designs (sobol, herding, sbq) are built once per call and walked by every row: their
-  construction (scrambling, greedy kernel steps) costs far more per set than a keyed ordering.
+* per-row sources ("mc", "antithetic", "orthogonal") address every ordering by (seed, row key,
+  index) through the keyed generator or counter-based normals: a row's orderings depend on its
+  values, never on its position in a batch, and equal rows walk equal orderings;
+* shared designs ("sobol", "herding", "sbq") are built once per call and walked by every row:
+  their construction (scrambling, greedy kernel steps) costs far more per set than a keyed ordering.
 
 A *unit* is the independent sampling unit that standard errors are computed over: an ordering
 (mc), an antithetic pair, an orthogonal block of 2 (d − 1) orderings (or a pair when fewer than two
@@ -18,173 +19,368 @@ so treating them as independent over-states the error).
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
 
 import numpy as np
 
-from sklearn_shapq.samplers._api import (
-    DEFAULT_CANDIDATES,
-    ENUMERATING_SAMPLERS,
-    MAX_ENUMERATED_FEATURES,
-    enumerated_orderings,
-    is_enumerated,
-    sample_permutations,
-)
-from sklearn_shapq.samplers._kernel_designs import sbq_weights
-from sklearn_shapq.samplers._keyed import counter_normals, draw_seed, keyed_orderings
+from sklearn_shapq.samplers._kernel_designs import herding_orderings, sbq_orderings, sbq_weights
+from sklearn_shapq.samplers._keyed import counter_normals, keyed_orderings
 from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA
-from sklearn_shapq.samplers._sphere import orthogonal_orderings
+from sklearn_shapq.samplers._sphere import orthogonal_orderings, sobol_orderings
 
-PER_ROW_SAMPLERS = ("mc", "antithetic", "orthogonal")
-SHARED_DESIGN_SAMPLERS = ("sobol", "herding", "sbq")
+DEFAULT_CANDIDATES = 25
+"""Uniform candidates per greedy step of herding and SBQ (the paper's value)."""
+
+SBQ_MAX_PERMUTATIONS = 2000
+"""Largest SBQ design: its greedy steps cost O(n²) each (about 6 s for 2000 orderings)."""
+
+MAX_ENUMERATED_FEATURES = 8
+"""Herding and SBQ enumerate all d! orderings instead of choosing n >= d! greedily, up to this d."""
 
 
-@dataclass
-class OrderingSource:
+class OrderingSource(ABC):
     """Orderings of every explained row of one call, cut into sampling units.
 
-    Attributes
+    Parameters
     ----------
-    method : str
     n_orderings : int
         Orderings per explained row.
     n_features : int
+        Number of players d (at least 2).
+    seed : int
+        Seed of the call, in [0, 2^64).
+    lam : float
+        Mallows bandwidth (kernel designs).
+    n_candidates : int
+        Candidates per greedy step (kernel designs).
+
+    Attributes
+    ----------
     unit_bounds : int ndarray of shape (m + 1,)
         Unit u holds orderings ``unit_bounds[u]`` … ``unit_bounds[u + 1] − 1``.
-    seed : int
-        Keyed-generator seed of per-row sources.
-    design : ndarray of shape (n_orderings, d) or None
-        The shared design, if any.
-    design_weights : ndarray of shape (n_orderings,) or None
-        Its weights (used by SBQ).
-    lam : float
-        Mallows bandwidth (for SBQ prefix weights).
     """
 
-    method: str
-    n_orderings: int
-    n_features: int
-    unit_bounds: np.ndarray
-    seed: int = 0
-    design: np.ndarray | None = None
-    design_weights: np.ndarray | None = None
-    lam: float = DEFAULT_LAMBDA
-    _block_size: int = field(default=0, repr=False)
-    _weights_cache: dict = field(default_factory=dict, repr=False)
+    name: ClassVar[str]
+    orderings_per_step: ClassVar[int] = 1
+    """Orderings a budget buys at once (2 for samplers of reversed pairs)."""
+
+    def __init__(
+        self,
+        n_orderings: int,
+        n_features: int,
+        seed: int,
+        *,
+        lam: float = DEFAULT_LAMBDA,
+        n_candidates: int = DEFAULT_CANDIDATES,
+    ) -> None:
+        self.n_orderings = int(n_orderings)
+        self.n_features = int(n_features)
+        self.seed = int(seed)
+        self.lam = lam
+        self.n_candidates = n_candidates
+        self.unit_bounds = np.arange(self.n_orderings + 1)
 
     @property
     def n_units(self) -> int:
         """Number of sampling units."""
         return len(self.unit_bounds) - 1
 
-    def orderings(self, rows: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
-        """Orderings of units ``first_unit`` … ``last_unit − 1`` for explained rows ``rows``.
+    @classmethod
+    def too_many(cls, n_orderings: int, n_features: int) -> str | None:
+        """Why this sampler refuses to build ``n_orderings`` orderings on d features (None: it does not)."""
+        return None
+
+    @classmethod
+    def useful_orderings(cls, n_orderings: int, n_features: int) -> int:
+        """Orderings worth walking out of ``n_orderings`` (fewer when a complete design is exact)."""
+        return n_orderings
+
+    @property
+    def uniform_weights(self) -> bool:
+        """Whether every prefix of units is weighted uniformly (running moments then suffice)."""
+        return True
+
+    @abstractmethod
+    def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
+        """Orderings of units ``first_unit`` … ``last_unit − 1`` for the rows with ``keys``.
 
         Parameters
         ----------
-        rows : int ndarray of shape (B,)
-            Indices of the explained rows within the call.
+        keys : uint64 ndarray of shape (B,)
+            Row keys (:func:`~sklearn_shapq.samplers.row_keys`).
         first_unit, last_unit : int
-        backend : backend
+        backend : ArrayBackend
 
         Returns
         -------
         int array of shape (B, n, d) on the backend, n the orderings of those units.
         """
-        start, stop = int(self.unit_bounds[first_unit]), int(self.unit_bounds[last_unit])
-        d, n_rows, n = self.n_features, len(rows), stop - start
-        if self.design is not None:
-            block = backend.to_device(self.design[start:stop])
-            return backend.xp.broadcast_to(block[None], (n_rows, n, d))
-        if self.method == "orthogonal":
-            return backend.to_device(self._orthogonal(rows, start, stop))
-        xp = backend.xp
-        per_key = 2 if self.method == "antithetic" else 1
-        first, last = start // per_key, -(-stop // per_key)
-        keys_per_row = -(-self.n_orderings // per_key)
-        counters = xp.asarray(rows, dtype=xp.int64)[:, None] * keys_per_row + xp.arange(first, last)[None, :]
-        keyed = keyed_orderings(self.seed, counters.reshape(-1), d, backend).reshape(n_rows, last - first, d)
-        if per_key == 2:
-            keyed = xp.stack([keyed, keyed[:, :, ::-1]], axis=2).reshape(n_rows, 2 * (last - first), d)
-        offset = start - first * per_key
-        return xp.ascontiguousarray(keyed[:, offset : offset + n])
 
-    def _orthogonal(self, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """Build orderings start … stop − 1 of orthogonal blocks from only the columns they need.
+    def _range(self, first_unit: int, last_unit: int) -> tuple[int, int]:
+        return int(self.unit_bounds[first_unit]), int(self.unit_bounds[last_unit])
 
-        Column j of the Gaussian matrix of block b of row r comes from counter
-        (r · blocks per row + b) · (d − 1) + j, so any range gives the same orderings.
-        """
-        size, m = self._block_size, self.n_features - 1
-        blocks_per_row = -(-self.n_orderings // size)
-        first = start // size
-        pieces = []
-        for block in range(first, -(-stop // size)):
-            needed = min(stop, (block + 1) * size) - block * size
-            columns = -(-needed // 2)
-            counters = (np.asarray(rows, dtype=np.int64) * blocks_per_row + block)[:, None] * m + np.arange(columns)
-            gaussians = counter_normals(self.seed, counters.reshape(-1), m).reshape(len(rows), columns, m)
-            pieces.append(orthogonal_orderings(np.swapaxes(gaussians, 1, 2))[:, :needed])
-        return np.concatenate(pieces, axis=1)[:, start - first * size :]
+    def ordering_weights(self, n: int) -> np.ndarray:
+        """Weights (summing to 1) of the first n orderings when a walk stops there."""
+        return np.full(n, 1.0 / n)
 
     def unit_weights(self, n_units: int) -> np.ndarray:
         """Weights (summing to 1) of the first ``n_units`` units when the walk stops there."""
-        return np.add.reduceat(self._ordering_weights(int(self.unit_bounds[n_units])), self.unit_bounds[:n_units])
+        return np.add.reduceat(self.ordering_weights(int(self.unit_bounds[n_units])), self.unit_bounds[:n_units])
 
     def is_exact(self, n_units: int) -> bool:
         """Whether the first ``n_units`` units weigh every permutation 1/d! (exact values)."""
+        return False
+
+
+ORDERING_SOURCES: dict[str, type[OrderingSource]] = {}
+"""Every permutation sampler, by name."""
+
+
+def register_source(cls: type[OrderingSource]) -> type[OrderingSource]:
+    """Class decorator: make an ordering source available under its ``name``."""
+    ORDERING_SOURCES[cls.name] = cls
+    return cls
+
+
+def unit_bounds(n: int, size: int) -> np.ndarray:
+    """Cut n orderings into units of ``size`` (the last one possibly shorter); return the bounds."""
+    return np.unique(np.append(np.arange(0, n, size), n))
+
+
+@register_source
+class MonteCarloSource(OrderingSource):
+    """Sampler "mc": i.i.d. uniform orderings from the keyed bijective generator, one unit each."""
+
+    name = "mc"
+    _per_key = 1
+
+    def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
+        """Keyed orderings: ordering c of the row with key K is keyed ordering K + c of the seed."""
+        start, stop = self._range(first_unit, last_unit)
+        xp, d, n_rows = backend.xp, self.n_features, len(keys)
+        first, last = start // self._per_key, -(-stop // self._per_key)
+        counters = keys.astype(np.uint64)[:, None] + np.arange(first, last, dtype=np.uint64)  # wraps mod 2^64
+        keyed = keyed_orderings(self.seed, backend.to_device(counters.reshape(-1)), d, backend)
+        keyed = keyed.reshape(n_rows, last - first, d)
+        if self._per_key == 2:
+            keyed = xp.stack([keyed, keyed[:, :, ::-1]], axis=2).reshape(n_rows, 2 * (last - first), d)
+        offset = start - first * self._per_key
+        return xp.ascontiguousarray(keyed[:, offset : offset + stop - start])
+
+
+@register_source
+class AntitheticSource(MonteCarloSource):
+    """Sampler "antithetic": a keyed ordering and its reverse, one unit per pair (an odd count ends alone)."""
+
+    name = "antithetic"
+    orderings_per_step = 2
+    _per_key = 2
+
+    def __init__(self, n_orderings: int, n_features: int, seed: int, **options: Any) -> None:
+        super().__init__(n_orderings, n_features, seed, **options)
+        self.unit_bounds = unit_bounds(self.n_orderings, 2)
+
+
+@register_source
+class OrthogonalSource(OrderingSource):
+    """Sampler "orthogonal": orthogonal spherical codes, blocks of 2 (d − 1) orderings from an orthonormal basis.
+
+    A block is one unit when at least two fit in the budget, else each reversed pair is one.
+    """
+
+    name = "orthogonal"
+    orderings_per_step = 2
+
+    def __init__(self, n_orderings: int, n_features: int, seed: int, **options: Any) -> None:
+        super().__init__(n_orderings, n_features, seed, **options)
+        self.block_size = 2 * (self.n_features - 1)
+        unit = self.block_size if self.n_orderings >= 2 * self.block_size else 2
+        self.unit_bounds = unit_bounds(self.n_orderings, unit)
+
+    def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
+        """Build the orderings from only the Gaussian columns they need.
+
+        Column j of the Gaussian matrix of block b of the row with key K comes from counter
+        (K + b) · (d − 1) + j, so any range gives the same orderings.
+        """
+        start, stop = self._range(first_unit, last_unit)
+        size, m = self.block_size, self.n_features - 1
+        first = start // size
+        pieces = []
+        for block in range(first, -(-stop // size)):  # a loop over the few blocks of a range
+            needed = min(stop, (block + 1) * size) - block * size
+            columns = -(-needed // 2)
+            block_keys = keys.astype(np.uint64) + np.uint64(block)
+            counters = block_keys[:, None] * np.uint64(m) + np.arange(columns, dtype=np.uint64)
+            gaussians = counter_normals(self.seed, counters.reshape(-1), m).reshape(len(keys), columns, m)
+            pieces.append(orthogonal_orderings(np.swapaxes(gaussians, 1, 2))[:, :needed])
+        return backend.to_device(np.concatenate(pieces, axis=1)[:, start - first * size :])
+
+
+DESIGN_MAX_BYTES = 256 * 2**20
+"""Largest shared design held in memory."""
+
+
+class DesignSource(OrderingSource):
+    """A design of orderings built once per call and walked by every row (one unit per ordering)."""
+
+    @classmethod
+    def too_many(cls, n_orderings: int, n_features: int) -> str | None:
+        """Refuse designs beyond :data:`DESIGN_MAX_BYTES` (the design is built whole)."""
+        if n_orderings * n_features * 4 <= DESIGN_MAX_BYTES:
+            return None
+        return (
+            f"sampler {cls.name!r} builds one design of {n_orderings} orderings of {n_features} features, more than "
+            f"{DESIGN_MAX_BYTES // 2**20} MiB: lower max_evals or use a per-row sampler ('orthogonal', 'antithetic')."
+        )
+
+    def __init__(self, n_orderings: int, n_features: int, seed: int, **options: Any) -> None:
+        super().__init__(n_orderings, n_features, seed, **options)
+        self.design, self.design_weights = self.build(np.random.default_rng(self.seed))
+
+    @abstractmethod
+    def build(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Return the design (n, d) int32 and its weights (n,) summing to 1."""
+
+    def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
+        """Return the design's orderings of those units, the same for every row."""
+        start, stop = self._range(first_unit, last_unit)
+        block = backend.to_device(self.design[start:stop])
+        return backend.xp.broadcast_to(block[None], (len(keys), stop - start, self.n_features))
+
+
+@register_source
+class SobolSource(DesignSource):
+    """Sampler "sobol": scrambled Sobol points on S^{d−2} by the corrected polar map (alternating pairs at d = 2)."""
+
+    name = "sobol"
+
+    def build(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Scramble the Sobol points from ``rng`` and map them to orderings."""
+        n, d = self.n_orderings, self.n_features
+        if d == 2:  # no angle to sample: the two orderings, alternating (exact)
+            design = np.array([[0, 1], [1, 0]], dtype=np.int32)[np.arange(n) % 2]
+        else:
+            design = sobol_orderings(n, d, rng)
+        return design, np.full(n, 1.0 / n)
+
+
+def is_enumerated(n: int, d: int) -> bool:
+    """Whether herding and SBQ enumerate all d! orderings instead of choosing n greedily."""
+    return d <= MAX_ENUMERATED_FEATURES and n >= math.factorial(d)
+
+
+def enumerated_orderings(n: int, d: int, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All d! orderings in a random order, cycled to n rows; each permutation gets 1/d! in total.
+
+    The weights depend only on (n, d). A prefix shorter than d! is a uniform sample without
+    replacement, so early stopping stays unbiased with uniform weights.
+    """
+    every = np.array(list(itertools.permutations(range(d))), dtype=np.int32)
+    if rng is not None:
+        every = every[rng.permutation(len(every))]
+    index = np.arange(n) % len(every)
+    copies = np.bincount(index, minlength=len(every))
+    return every[index], 1.0 / (len(every) * copies[index])
+
+
+class KernelDesignSource(DesignSource):
+    """Greedy Mallows-kernel designs; all d! orderings instead when n >= d! (d <= 8)."""
+
+    @classmethod
+    def useful_orderings(cls, n_orderings: int, n_features: int) -> int:
+        """At most d! orderings when they can be enumerated (the values are then exact)."""
+        return math.factorial(n_features) if is_enumerated(n_orderings, n_features) else n_orderings
+
+    def build(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Enumerate, or run the greedy steps on keyed uniform candidates."""
+        n, d = self.n_orderings, self.n_features
+        if is_enumerated(n, d):
+            return enumerated_orderings(n, d, rng)
+        seed, n_candidates = self.seed, self.n_candidates
+
+        def draw(start: int, stop: int) -> np.ndarray:  # step t uses candidates t·c … t·c + c − 1
+            counters = np.arange(start * n_candidates, stop * n_candidates)
+            return np.asarray(keyed_orderings(seed, counters, d)).reshape(stop - start, n_candidates, d)
+
+        return self.greedy(draw)
+
+    @abstractmethod
+    def greedy(self, draw: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Return the greedy design and its weights from candidate source ``draw``."""
+
+    def ordering_weights(self, n: int) -> np.ndarray:
+        """Return enumeration weights when the first n orderings enumerate, else uniform ones."""
+        if is_enumerated(n, self.n_features):
+            return enumerated_orderings(n, self.n_features)[1]
+        return np.full(n, 1.0 / n)
+
+    def is_exact(self, n_units: int) -> bool:
+        """Whether the first ``n_units`` orderings weigh every permutation 1/d!."""
         d, n = self.n_features, int(self.unit_bounds[n_units])
-        if self.design is None or d > MAX_ENUMERATED_FEATURES or n < math.factorial(d):
+        if not is_enumerated(n, d):
             return False
         codes = self.design[:n].astype(np.int64) @ (d ** np.arange(d))
         _, inverse = np.unique(codes, return_inverse=True)
-        totals = np.bincount(inverse, weights=self._ordering_weights(n))
+        totals = np.bincount(inverse, weights=self.ordering_weights(n))
         return len(totals) == math.factorial(d) and np.allclose(totals, 1.0 / math.factorial(d), rtol=1e-9)
 
-    def _ordering_weights(self, n: int) -> np.ndarray:
-        if n not in self._weights_cache:
-            if self.design is not None and self.method in ENUMERATING_SAMPLERS and is_enumerated(n, self.n_features):
-                weights = enumerated_orderings(n, self.n_features)[1]
-            elif self.method == "sbq" and self.design is not None:
-                weights = self.design_weights if n == self.n_orderings else sbq_weights(self.design[:n], self.lam)
-            else:
-                weights = np.full(n, 1.0 / n)
-            self._weights_cache[n] = weights
-        return self._weights_cache[n]
+
+@register_source
+class HerdingSource(KernelDesignSource):
+    """Sampler "herding": kernel herding with the Mallows kernel (uniform weights)."""
+
+    name = "herding"
+
+    def greedy(self, draw: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Herd n orderings."""
+        n = self.n_orderings
+        return herding_orderings(n, self.n_features, draw, self.lam), np.full(n, 1.0 / n)
+
+
+@register_source
+class SBQSource(KernelDesignSource):
+    """Sampler "sbq": sequential Bayesian quadrature with the Mallows kernel (Bayesian-quadrature weights)."""
+
+    name = "sbq"
+
+    @classmethod
+    def too_many(cls, n_orderings: int, n_features: int) -> str | None:
+        """At most :data:`SBQ_MAX_PERMUTATIONS` greedy orderings (enumeration has no limit)."""
+        if n_orderings <= SBQ_MAX_PERMUTATIONS or is_enumerated(n_orderings, n_features):
+            return super().too_many(n_orderings, n_features)
+        return (
+            f"sbq builds at most {SBQ_MAX_PERMUTATIONS} orderings (its cost grows as n³); got {n_orderings}. "
+            "Use 'herding' (n²) for larger sets."
+        )
+
+    def greedy(self, draw: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Choose n orderings by SBQ and weigh them."""
+        return sbq_orderings(self.n_orderings, self.n_features, draw, self.lam)
+
+    @property
+    def uniform_weights(self) -> bool:
+        """SBQ weights are uniform only for an enumeration."""
+        return is_enumerated(self.n_orderings, self.n_features)
+
+    def ordering_weights(self, n: int) -> np.ndarray:
+        """SBQ weights of the first n orderings (recomputed for a prefix)."""
+        if is_enumerated(n, self.n_features):
+            return enumerated_orderings(n, self.n_features)[1]
+        return self.design_weights if n == self.n_orderings else sbq_weights(self.design[:n], self.lam)
 
 
 def make_source(
     method: str,
     n_orderings: int,
     n_features: int,
-    rng: np.random.Generator,
+    seed: int,
     *,
     lam: float = DEFAULT_LAMBDA,
     n_candidates: int = DEFAULT_CANDIDATES,
 ) -> OrderingSource:
-    """Build the ordering source of one explain call (shared designs are generated here)."""
-    d = n_features
-    if d < 2:
-        raise ValueError("Permutation walks need at least 2 features (1 feature is exact).")
-    seed = draw_seed(rng)
-    if method in SHARED_DESIGN_SAMPLERS:
-        design, weights = sample_permutations(
-            method, n_orderings, d, random_state=rng, lam=lam, n_candidates=n_candidates
-        )
-        return OrderingSource(method, n_orderings, d, np.arange(n_orderings + 1), seed, design, weights, lam)
-    if method == "mc":
-        return OrderingSource(method, n_orderings, d, np.arange(n_orderings + 1), seed)
-    if method == "antithetic":
-        return OrderingSource(method, n_orderings, d, _bounds(n_orderings, 2), seed)
-    if method == "orthogonal":
-        block = 2 * (d - 1)
-        unit = block if n_orderings >= 2 * block else 2
-        return OrderingSource(method, n_orderings, d, _bounds(n_orderings, unit), seed, _block_size=block)
-    raise ValueError(f"Unknown permutation sampler {method!r}.")
-
-
-def _bounds(n: int, size: int) -> np.ndarray:
-    """Cut n orderings into units of ``size`` (the last one possibly shorter); return the bounds."""
-    return np.unique(np.append(np.arange(0, n, size), n))
+    """Build the ordering source ``method`` of one call (shared designs are generated here)."""
+    return ORDERING_SOURCES[method](n_orderings, n_features, seed, lam=lam, n_candidates=n_candidates)

@@ -7,49 +7,57 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
 from sklearn.linear_model import LogisticRegression, RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
+from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_positive_int, default_feature_names
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import PAC_METHODS, TOPK_METHODS, top_k_shapley
-from sklearn_shapq.games import (
-    CoalitionGame,
-    InterventionalGame,
-    LocalModelGame,
-    MarginalScoreGame,
-    RetrainGame,
-    make_model_function,
+from sklearn_shapq._validation import (
+    BATCH_SIZE,
+    DEVICE,
+    MAX_EVALS,
+    N_JOBS,
+    PROGRESS,
+    RANDOM_STATE,
+    default_feature_names,
+    effective_n_jobs,
 )
+from sklearn_shapq.backends import CpuBackend, resolve_backend
+from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
+from sklearn_shapq.games import OUTPUTS, Game, InterventionalGame, MarginalScoreGame, RetrainGame, make_model_function
+from sklearn_shapq.samplers import row_keys
+from sklearn_shapq.samplers._keyed import draw_seed
 
-GAMES = ("retrain", "marginal")
-RANKINGS = ("auto", "signed", "absolute")
 _PAC_BUDGET_PER_PLAYER = 2000
 _BUDGET_PER_PLAYER = 20
 """Rounds of d + 1 evaluations that "auto" adds to the warm-up's t_min."""
-_PAIR_STATE_BYTES = 2**26
-"""Memory for the per-row pair statistics of Greedy CMCS when explaining many rows at once."""
+_BLOCK_BYTES = 2**28
+"""Working memory of the top-k state of one block of explained rows."""
 
 
-class _ProgressGame(CoalitionGame):
+class _ProgressGame(Game):
     """Delegates to a game and advances a progress bar by the coalitions evaluated."""
 
-    def __init__(self, game: CoalitionGame, bar: Any) -> None:
-        super().__init__(game.n_players, game.n_games)
+    def __init__(self, game: Game, bar: Any) -> None:
+        super().__init__(game.n_players, game.n_games, game.n_outputs, game.backend)
         self.game, self.bar = game, bar
 
-    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+    def evaluate(self, masks: Any, games: Any) -> Any:
+        """Evaluate through the wrapped game and advance the bar."""
         values = self.game(masks, games)
         self.bar.update(masks.shape[0])
         return values
+
+    def corner_values(self) -> tuple[Any, Any]:
+        """Return the wrapped game's cached v(∅) and v(N)."""
+        return self.game.empty_value, self.game.full_value
 
 
 class TopKShapley(SelectorMixin, BaseEstimator):
@@ -120,25 +128,33 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     batch_size : int or "auto", default="auto"
         Most model rows per model call in ``explain`` and the "marginal" game.
     n_jobs : int or None, default=None
-        Coalitions of the "retrain" game cross-validated in parallel (joblib).
+        Workers, with joblib's meaning (None: 1; -1: all cores; -2: all but one): coalitions of
+        the "retrain" game cross-validated in parallel, and model calls of ``explain`` run in
+        threads. Results do not depend on it.
+    memory : None, str or joblib.Memory, default=None
+        Where the "retrain" game's scores are cached across fits (a path or a ``joblib.Memory``,
+        as Pipeline's ``memory``): refitting for another k in a grid search then reuses every
+        coalition already scored. None: scores are kept within one fit only.
     random_state : None, int, Generator or RandomState, default=None
-    progress : bool, default=False
-        Show a progress bar over evaluations.
+        Seed of the background subsample and of every draw; ``explain`` keys a row's draws by
+        its values, so a row gets identical values alone or in any batch.
+    progress : bool, default=True
+        Show a progress bar (over evaluations in ``fit``, rows in ``explain``) once the work has
+        run 3 s.
 
     Attributes
     ----------
     estimator_ : estimator
         The fitted model (``estimator`` itself when ``prefit``).
-    top_k_ : ndarray of int
-        After ``fit``: (k,) indices of the selected features, best first. After ``explain``:
-        (n_rows, k), each row's top k by magnitude.
+    top_k_ : ndarray of int of shape (k,)
+        Indices of the selected features, best first.
     support_ : ndarray of bool, shape (d,)
     shapley_values_, stderr_ : ndarray of shape (d,)
         Estimated Shapley values of the global game and their standard errors (the adaptive
         methods are only asymptotically unbiased).
-    n_evals_ : int or ndarray of shape (n_rows,)
-        Evaluations used by ``fit``'s game, or per row by the last ``explain``.
-    pac_satisfied_ : bool or ndarray of shape (n_rows,)
+    n_evals_ : int
+        Evaluations used by ``fit``'s game.
+    pac_satisfied_ : bool
         Whether the confidence bounds of the top k and the rest are separated by at most
         ``epsilon`` (0 in fixed-budget mode) at the end.
     empty_value_, full_value_ : float
@@ -147,6 +163,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame.
+
+    Notes
+    -----
+    ``explain`` changes no attribute (it may run from several threads at once); each row's top k
+    and what the call measured are on the returned Explanation's ``diagnostics`` dict: "top_k"
+    (n, k), "n_evals" (n,), "pac_satisfied" (n,), "targets" (n,), the output explained per row.
 
     Examples
     --------
@@ -159,9 +181,33 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     >>> sorted(selector.fit(X, y).get_support(indices=True).tolist())
     [0, 3]
     >>> explanation = selector.explain(X[:2])
-    >>> explanation.values.shape, selector.top_k_.shape
+    >>> explanation.values.shape, explanation.diagnostics["top_k"].shape
     ((2, 8), (2, 2))
     """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"]), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(TOPK_ESTIMATORS))],
+        "max_evals": MAX_EVALS,
+        "epsilon": [Interval(Real, 0, None, closed="left"), None],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "t_min": [Interval(Integral, 2, None, closed="left")],
+        "game": [StrOptions({"retrain", "marginal"})],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "prefit": ["boolean"],
+        "ranking": [StrOptions({"auto", "signed", "absolute"})],
+        "output": [StrOptions(set(OUTPUTS))],
+        "target": "no_validation",
+        "device": DEVICE,
+        "batch_size": BATCH_SIZE,
+        "n_jobs": N_JOBS,
+        "memory": [None, str, HasMethods(["cache"])],
+        "random_state": RANDOM_STATE,
+        "progress": PROGRESS,
+    }
 
     def __init__(
         self,
@@ -184,8 +230,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         device: str = "cpu",
         batch_size: int | str = "auto",
         n_jobs: int | None = None,
+        memory: Any = None,
         random_state: Any = None,
-        progress: bool = False,
+        progress: bool = True,
     ) -> None:
         self.estimator = estimator
         self.k = k
@@ -205,6 +252,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self.device = device
         self.batch_size = batch_size
         self.n_jobs = n_jobs
+        self.memory = memory
         self.random_state = random_state
         self.progress = progress
 
@@ -224,25 +272,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _check_params(self, d: int) -> None:
-        if self.method not in TOPK_METHODS:
-            raise ValueError(f"method must be one of {TOPK_METHODS}, got {self.method!r}.")
-        if isinstance(self.k, bool) or not isinstance(self.k, Integral) or not 1 <= self.k <= d:
+        """Check what the constraints cannot: k against d, and PAC mode against the method."""
+        if self.k > d:
             raise ValueError(f"k must be an int between 1 and the number of features {d}, got {self.k!r}.")
-        if self.game not in GAMES:
-            raise ValueError(f"game must be one of {GAMES}, got {self.game!r}.")
-        if self.ranking not in RANKINGS:
-            raise ValueError(f"ranking must be one of {RANKINGS}, got {self.ranking!r}.")
-        if self.epsilon is not None:
-            if not (isinstance(self.epsilon, Real) and self.epsilon >= 0):
-                raise ValueError(f"epsilon must be None or a number >= 0, got {self.epsilon!r}.")
-            if self.method not in PAC_METHODS:
-                raise ValueError(f"epsilon (PAC mode) needs one of the methods {PAC_METHODS}, got {self.method!r}.")
-        if self.max_evals != "auto":
-            check_positive_int(self.max_evals, "max_evals", minimum=2)
-        if self.background_size is not None:
-            check_positive_int(self.background_size, "background_size")
-        if self.batch_size != "auto":
-            check_positive_int(self.batch_size, "batch_size")
+        if self.epsilon is not None and not TOPK_ESTIMATORS[self.method].pac:
+            pac = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
+            raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
 
     def _budget(self, d: int) -> int:
         if self.max_evals != "auto":
@@ -256,20 +291,19 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             return self.ranking
         return "absolute" if local else "signed"
 
-    def _estimate(self, game: CoalitionGame, local: bool, rng: np.random.Generator) -> Any:
-        budget = self._budget(game.n_players)
-        with tqdm(total=budget * game.n_games, disable=not self.progress, desc="evaluating", unit="eval") as bar:
-            return top_k_shapley(
-                _ProgressGame(game, bar) if self.progress else game,
-                self.k,
-                self.method,
-                max_evals=budget,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                t_min=self.t_min,
-                ranking=self._ranking(local),
-                random_state=rng,
-            )
+    def _estimate(self, game: Game, local: bool, keys: np.ndarray, outputs: np.ndarray | None = None) -> TopKResult:
+        return top_k_shapley(
+            game,
+            self.k,
+            self.method,
+            max_evals=self._budget(game.n_players),
+            epsilon=self.epsilon,
+            delta=self.delta,
+            t_min=self.t_min,
+            ranking=self._ranking(local),
+            keys=keys,
+            outputs=outputs,
+        )
 
     # ------------------------------------------------------------------ fit: the global game
 
@@ -280,6 +314,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
         return RidgeCV()
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X: Any, y: Any = None) -> TopKShapley:
         """Fit the estimator, keep a background and find the top k of the global game.
 
@@ -318,15 +353,16 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         if y is None:
             return self
         game = self._global_game(estimator, X, y, keep)
-        result = self._estimate(game, local=False, rng=make_generator(self.random_state, stream=1))
+        keys = row_keys(draw_seed(make_generator(self.random_state, stream=1)), np.zeros((1, 1)))
+        with progress_bar(self.progress, self._budget(X.shape[1]), "evaluating", "eval") as bar:
+            result = self._estimate(_ProgressGame(game, bar), False, keys)
         self.top_k_ = result.top_k[0]
         self.support_ = np.zeros(X.shape[1], dtype=bool)
         self.support_[self.top_k_] = True
         self.shapley_values_, self.stderr_ = result.values[0], result.stderr[0]
         self.n_evals_ = int(result.n_evals[0])
         self.pac_satisfied_ = bool(result.pac_satisfied[0])
-        corners = game.evaluate(np.array([[False] * X.shape[1], [True] * X.shape[1]]), np.zeros(2, np.intp))
-        self.empty_value_, self.full_value_ = float(corners[0]), float(corners[1])
+        self.empty_value_, self.full_value_ = float(game.empty_value[0, 0]), float(game.full_value[0, 0])
         return self
 
     def _drop_global_results(self) -> None:
@@ -334,9 +370,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             if hasattr(self, name):
                 delattr(self, name)
 
-    def _global_game(self, estimator: Any, X: np.ndarray, y: Any, keep: np.ndarray) -> CoalitionGame:
+    def _global_game(self, estimator: Any, X: np.ndarray, y: Any, keep: np.ndarray) -> Game:
         if self.game == "retrain":
-            return RetrainGame(estimator, X, y, self.cv, self.scoring, self.n_jobs)
+            memory = None if self.memory is None else check_memory(self.memory)
+            return RetrainGame(estimator, X, y, self.cv, self.scoring, self.n_jobs, memory)
         model = self.estimator_
         classes = getattr(model, "classes_", None) if is_classifier(model) else None
         if classes is not None and not hasattr(model, "predict_proba"):
@@ -344,12 +381,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                 "game='marginal' averages class probabilities over the background; "
                 f"{type(model).__name__} has no predict_proba."
             )
-        backend = resolve_backend("cpu")
+        backend = CpuBackend()
         output = "predict" if classes is None else "probability"
         interventional = InterventionalGame(
-            make_model_function(model, output, backend), self.background_, self.batch_size
+            make_model_function(model, output, backend), self.background_, X[keep], self.batch_size
         )
-        return MarginalScoreGame(interventional, X[keep], np.asarray(y)[keep], self.scoring, classes)
+        return MarginalScoreGame(interventional, np.asarray(y)[keep], self.scoring, classes)
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "background_")
@@ -395,34 +432,38 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         -------
         shap.Explanation
             ``values`` (n, d) of the explained output of each row, ``base_values`` (n,),
-            ``error_std`` and 95% bounds. ``top_k_`` (n, k), ``n_evals_`` (n,) and
-            ``pac_satisfied_`` (n,) describe the rows; ``targets_`` says which output was
-            explained for each row.
+            ``error_std`` and 95% bounds; ``diagnostics`` (see the class notes).
         """
         check_is_fitted(self, "background_")
         start_time = time.perf_counter()
         array = validate_data(self, X, dtype=np.float64, reset=False)
         n_rows, d = array.shape
-        self._check_params(d)
+        keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), array)
         backend = resolve_backend(self.device)
-        rng = make_generator(self.random_state, stream=2)
-        with backend.activate():
+        family = TOPK_ESTIMATORS[self.method]
+        step = max(1, _BLOCK_BYTES // family.bytes_per_game(d))
+        results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)
+        with backend.activate(), progress_bar(self.progress, n_rows, "explaining", "row") as bar:
             model_fn = make_model_function(self.estimator_, self.output, backend)
-            game = InterventionalGame(model_fn, backend.to_device(self.background_), self.batch_size)
-            full = backend.to_numpy(game.full_values(backend.to_device(array)))
-            targets = self._targets(full)
-            base = backend.to_numpy(game.empty_value)[targets]
-            pieces = []
-            step = max(1, _PAIR_STATE_BYTES // (40 * d * d))  # bounds Greedy CMCS's pair statistics
+            background = backend.to_device(self.background_)
+            empty = None
             for start in range(0, n_rows, step):
                 rows = slice(start, min(start + step, n_rows))
-                pieces.append(self._estimate(LocalModelGame(game, array[rows], targets[rows]), True, rng))
-        self.top_k_ = np.concatenate([p.top_k for p in pieces])
-        self.n_evals_ = np.concatenate([p.n_evals for p in pieces])
-        self.pac_satisfied_ = np.concatenate([p.pac_satisfied for p in pieces])
-        self.targets_ = targets
-        values = np.concatenate([p.values for p in pieces])
-        stderr = np.concatenate([p.stderr for p in pieces])
+                with InterventionalGame(
+                    model_fn,
+                    background,
+                    backend.to_device(array[rows]),
+                    self.batch_size,
+                    empty_value=empty,
+                    n_jobs=effective_n_jobs(self.n_jobs),
+                ) as game:
+                    empty = game.empty_value[0]
+                    targets[rows] = self._targets(backend.to_numpy(game.full_value))
+                    base[rows] = backend.to_numpy(empty)[targets[rows]]
+                    results.append(self._estimate(game, True, keys[rows], targets[rows]))
+                bar.update(rows.stop - rows.start)
+        values = np.concatenate([r.values for r in results])
+        stderr = np.concatenate([r.stderr for r in results])
         names = getattr(self, "feature_names_in_", None)
         return make_explanation(
             values[:, :, None],
@@ -431,6 +472,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             default_feature_names(d, names),
             error_std=stderr[:, :, None],
             compute_time=time.perf_counter() - start_time,
+            diagnostics={
+                "top_k": np.concatenate([r.top_k for r in results]),
+                "n_evals": np.concatenate([r.n_evals for r in results]),
+                "pac_satisfied": np.concatenate([r.pac_satisfied for r in results]),
+                "targets": targets,
+            },
         )
 
     def __call__(self, X: Any) -> Any:

@@ -1,104 +1,21 @@
-"""The coalition-game protocol: v on boolean coalition matrices, with an evaluation counter.
+"""Games given explicitly, on the host: tables of all 2^d values, sums of unanimity games, callables.
 
-A :class:`CoalitionGame` holds ``n_games`` games over the same ``n_players`` players (the rows of
-a local explanation, or repeated runs of one game in a benchmark) and evaluates a batch of
-coalitions of any of them in one call: ``game(masks, games)`` with ``masks`` (m, n_players) bool
-and ``games`` (m,) int gives (m,) values. Every evaluated coalition is counted, per game, in
-``n_evals``: that counter is what a budget is charged against.
+They test and benchmark estimators at any d (unanimity games have closed-form Shapley values) and
+let a user explain any set function through the same estimators as a model.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.estimators._exact import MAX_EXACT_FEATURES, coalition_masks, shapley_from_table
+from sklearn_shapq.games._enumeration import shapley_from_table
+from sklearn_shapq.games._game import Game
 
 
-class CoalitionGame(ABC):
-    """Base class of coalition games evaluated in batches, with an evaluation counter.
-
-    Subclasses implement :meth:`evaluate`; callers use ``game(masks, games)``, which validates,
-    evaluates and counts.
-
-    Parameters
-    ----------
-    n_players : int
-        Number of players d.
-    n_games : int, default=1
-        Number of games evaluated side by side.
-
-    Attributes
-    ----------
-    n_evals : ndarray of shape (n_games,)
-        Coalitions evaluated so far, per game.
-    n_calls : int
-        Calls made so far (each may evaluate many coalitions).
-    """
-
-    def __init__(self, n_players: int, n_games: int = 1) -> None:
-        if n_players < 1 or n_games < 1:
-            raise ValueError(f"A game needs at least one player and one game, got {n_players} and {n_games}.")
-        self.n_players = int(n_players)
-        self.n_games = int(n_games)
-        self.n_evals = np.zeros(self.n_games, dtype=np.int64)
-        self.n_calls = 0
-
-    def __call__(self, masks: Any, games: Any = None) -> np.ndarray:
-        """Evaluate coalitions and count them.
-
-        Parameters
-        ----------
-        masks : bool array of shape (m, n_players)
-            ``masks[c, j]`` says whether player j is in coalition c.
-        games : int array of shape (m,), optional
-            Which game each coalition belongs to (default: game 0).
-
-        Returns
-        -------
-        ndarray of shape (m,)
-        """
-        masks = np.asarray(masks, dtype=bool)
-        if masks.ndim != 2 or masks.shape[1] != self.n_players:
-            raise ValueError(f"masks must have shape (m, {self.n_players}), got {masks.shape}.")
-        games = np.zeros(masks.shape[0], dtype=np.intp) if games is None else np.asarray(games, dtype=np.intp)
-        if games.shape != (masks.shape[0],):
-            raise ValueError(f"games must have shape ({masks.shape[0]},), got {games.shape}.")
-        if games.size and (games.min() < 0 or games.max() >= self.n_games):
-            raise ValueError(f"game indices must lie in [0, {self.n_games}).")
-        if masks.shape[0] == 0:
-            return np.empty(0)
-        values = np.asarray(self.evaluate(masks, games), dtype=np.float64).reshape(masks.shape[0])
-        self.n_evals += np.bincount(games, minlength=self.n_games)
-        self.n_calls += 1
-        return values
-
-    @abstractmethod
-    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
-        """Values of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
-
-    def reset_counts(self) -> None:
-        """Set the evaluation counters to zero."""
-        self.n_evals[:] = 0
-        self.n_calls = 0
-
-    def shapley_values(self) -> np.ndarray:
-        """Exact Shapley values (n_games, d), by enumerating all 2^d coalitions (not counted)."""
-        return self._enumerated_shapley()
-
-    def _enumerated_shapley(self) -> np.ndarray:
-        d = self.n_players
-        if d > MAX_EXACT_FEATURES:
-            raise ValueError(f"Enumerating 2^{d} coalitions is not feasible.")
-        masks = coalition_masks(np.arange(1 << d, dtype=np.int64), d, np)
-        table = np.stack([self.evaluate(masks, np.full(1 << d, g, dtype=np.intp)) for g in range(self.n_games)])
-        return shapley_from_table(table[:, :, None], np)[:, :, 0]
-
-
-class TableGame(CoalitionGame):
+class TableGame(Game):
     """A game given by the values of all 2^d coalitions (bit j of the index ↔ player j).
 
     Parameters
@@ -111,10 +28,10 @@ class TableGame(CoalitionGame):
     Examples
     --------
     >>> game = TableGame([0.0, 1.0, 2.0, 4.0])  # v({0}) = 1, v({1}) = 2, v({0, 1}) = 4
-    >>> game.shapley_values()
+    >>> game.shapley_values()[:, :, 0]
     array([[1.5, 2.5]])
     >>> game([[True, True]]), game.n_evals
-    (array([4.]), array([1]))
+    (array([[4.]]), array([1]))
     """
 
     def __init__(self, table: Any, n_games: int | None = None) -> None:
@@ -135,14 +52,15 @@ class TableGame(CoalitionGame):
 
     def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
         codes = masks.astype(np.int64) @ self._bits
-        return self.table[0 if self.table.shape[0] == 1 else games, codes]
+        return self.table[0 if self.table.shape[0] == 1 else games, codes][:, None]
 
     def shapley_values(self) -> np.ndarray:
-        phi = shapley_from_table(self.table[:, :, None], np)[:, :, 0]
-        return np.broadcast_to(phi, (self.n_games, self.n_players)).copy()
+        """Exact Shapley values (n_games, d, 1) from the table."""
+        phi = shapley_from_table(self.table[:, :, None], np)
+        return np.broadcast_to(phi, (self.n_games, self.n_players, 1)).copy()
 
 
-class UnanimityGame(CoalitionGame):
+class UnanimityGame(Game):
     """A sum of unanimity games v(S) = Σ_R c_R 1[R ⊆ S], whose Shapley values are known.
 
     φ_i = Σ_{R ∋ i} c_R / |R|. Used to test and benchmark estimators at any d.
@@ -159,7 +77,7 @@ class UnanimityGame(CoalitionGame):
     Examples
     --------
     >>> game = UnanimityGame([[True, True, False], [False, False, True]], [2.0, 1.0])
-    >>> game.shapley_values()
+    >>> game.shapley_values()[:, :, 0]
     array([[1., 1., 1.]])
     """
 
@@ -177,11 +95,12 @@ class UnanimityGame(CoalitionGame):
 
     def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
         missing = (~masks).astype(np.float64) @ self.carriers.T.astype(np.float64)  # members of R absent
-        return (missing == 0) @ self.coefficients
+        return ((missing == 0) @ self.coefficients)[:, None]
 
     def shapley_values(self) -> np.ndarray:
+        """Closed-form Shapley values (n_games, d, 1): φ_i = Σ_{R ∋ i} c_R / |R|."""
         phi = (self.carriers / self._carrier_sizes[:, None]).T @ self.coefficients
-        return np.broadcast_to(phi, (self.n_games, self.n_players)).copy()
+        return np.broadcast_to(phi[:, None], (self.n_games, self.n_players, 1)).copy()
 
 
 def planted_unanimity_game(
@@ -214,7 +133,7 @@ def planted_unanimity_game(
     return UnanimityGame(carriers, coefficients, n_games)
 
 
-class CallableGame(CoalitionGame):
+class CallableGame(Game):
     """A game from a user function of coalition masks.
 
     Parameters
@@ -228,7 +147,7 @@ class CallableGame(CoalitionGame):
     Examples
     --------
     >>> game = CallableGame(lambda masks: masks.sum(axis=1) ** 2.0, n_players=4)
-    >>> game.shapley_values()
+    >>> game.shapley_values()[:, :, 0]
     array([[4., 4., 4., 4.]])
     """
 
@@ -243,4 +162,4 @@ class CallableGame(CoalitionGame):
         out = np.asarray(out, dtype=np.float64)
         if out.shape not in ((masks.shape[0],), (masks.shape[0], 1)):
             raise ValueError(f"The game function returned shape {out.shape} for {masks.shape[0]} coalitions.")
-        return out.reshape(-1)
+        return out.reshape(-1, 1)

@@ -1,7 +1,5 @@
-"""Coalition games of models: local interventional games of rows, and global score games.
+"""Global score games of models: one game whose value of a coalition is a score.
 
-- :class:`LocalModelGame`: v_x(S) = mean_z f(x_S, z_{N∖S}) for each explained row x (one game per
-  row), through an :class:`InterventionalGame`, so the model is called on large batches.
 - :class:`RetrainGame`: v(S) = cross-validated score of a clone of an estimator trained on the
   features in S (the paper's global games); v(∅) is the score of a constant predictor.
 - :class:`MarginalScoreGame`: v(S) = score of a fitted model whose absent features are
@@ -10,12 +8,9 @@
 
 from __future__ import annotations
 
-import pickle
 from abc import abstractmethod
-from collections import OrderedDict
 from typing import Any
 
-import joblib
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
@@ -23,68 +18,29 @@ from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 
-from sklearn_shapq.games._coalition import CoalitionGame
+from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._interventional import InterventionalGame
 
 
-class LocalModelGame(CoalitionGame):
-    """One interventional game per explained row, evaluated through an :class:`InterventionalGame`.
-
-    Parameters
-    ----------
-    game : InterventionalGame
-        Model and background on a backend.
-    x : array of shape (n_rows, d)
-        Explained rows (host array; moved to the backend here).
-    outputs : int array of shape (n_rows,)
-        Which model output each row's game is.
-    """
-
-    def __init__(self, game: InterventionalGame, x: np.ndarray, outputs: np.ndarray) -> None:
-        super().__init__(x.shape[1], x.shape[0])
-        self.game = game
-        self.x = game.backend.to_device(x)
-        self.outputs = np.asarray(outputs, dtype=np.intp)
-
-    def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
-        backend = self.game.backend
-        rows = backend.to_device(games)
-        values = self.game(self.x[rows], backend.to_device(masks)[:, None, :])[:, 0, :]
-        return backend.to_numpy(values)[np.arange(masks.shape[0]), self.outputs[games]]
-
-
-_SHARED_SCORES: OrderedDict[str, dict[bytes, float]] = OrderedDict()
-_SHARED_GAMES = 8
-"""Retrain games whose scores are kept for later games on the same data and estimator."""
-
-
-def _shared_scores(key: str) -> dict[bytes, float]:
-    """Scores memo of the retrain game ``key`` (a hash of everything a score depends on), LRU."""
-    memo = _SHARED_SCORES.pop(key, {})
-    _SHARED_SCORES[key] = memo
-    while len(_SHARED_SCORES) > _SHARED_GAMES:
-        _SHARED_SCORES.popitem(last=False)
-    return memo
-
-
-class _ScoreGame(CoalitionGame):
+class _ScoreGame(Game):
     """A global game whose coalition values are scores; a value is computed once per coalition.
 
-    The scores are deterministic, so a repeated coalition is looked up instead of recomputed;
-    it is still counted (and charged to a budget) as an evaluation, as in the paper.
+    The scores are deterministic, so a repeated coalition is looked up in this game's own memo
+    instead of recomputed; it is still counted (and charged to a budget) as an evaluation, as in
+    the paper.
     """
 
-    def __init__(self, n_players: int, n_jobs: int | None, memo: dict[bytes, float] | None = None) -> None:
-        super().__init__(n_players)
+    def __init__(self, n_players: int, n_jobs: int | None) -> None:
+        super().__init__(n_players, 1)
         self.n_jobs = n_jobs
-        self._memo: dict[bytes, float] = {} if memo is None else memo
+        self._memo: dict[bytes, float] = {}
 
     def evaluate(self, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
-        keys = [np.packbits(mask).tobytes() for mask in masks]
+        keys = [np.packbits(mask).tobytes() for mask in masks]  # a loop over a call's few coalitions
         todo = {key: mask for key, mask in zip(keys, masks, strict=True) if key not in self._memo}
         if todo:
             self._memo.update(zip(todo, self._scores(np.stack(list(todo.values()))), strict=True))
-        return np.array([self._memo[key] for key in keys])
+        return np.array([self._memo[key] for key in keys])[:, None]
 
     @abstractmethod
     def _scores(self, masks: np.ndarray) -> list[float]:
@@ -92,7 +48,7 @@ class _ScoreGame(CoalitionGame):
 
     @property
     def n_unique(self) -> int:
-        """Distinct coalitions in the scores memo (shared with earlier games on the same data)."""
+        """Distinct coalitions scored so far."""
         return len(self._memo)
 
 
@@ -100,11 +56,10 @@ class RetrainGame(_ScoreGame):
     """v(S): mean cross-validated score of ``clone(estimator)`` trained on the features in S.
 
     v(∅) is the score of a constant predictor (``DummyClassifier(strategy="prior")`` or
-    ``DummyRegressor()``) on the same folds. Scores are kept (for the 8 most recent data sets)
-    and reused by later games with the same data, estimator (class and parameters), folds and
-    scoring, so refitting a selector for another k (GridSearchCV) costs little; an estimator
-    that is not deterministic (``random_state=None``) is scored once per coalition. Lambdas
-    (which cannot be hashed) turn the sharing off.
+    ``DummyRegressor()``) on the same folds. A coalition is scored once per game; with
+    ``memory`` its scores are also kept on disk by joblib and reused by later games on the same
+    data, estimator (class and parameters), folds and scoring (refitting a selector for another
+    k in a grid search then costs little).
 
     Parameters
     ----------
@@ -118,39 +73,48 @@ class RetrainGame(_ScoreGame):
         As in ``cross_val_score`` (None: accuracy for classifiers, R² otherwise, which is what
         their ``score`` computes and what the constant predictor of v(∅) can share).
     n_jobs : int or None
-        Coalitions of one call scored in parallel.
+        Coalitions of one call scored in parallel (joblib).
+    memory : joblib.Memory or None
+        Where scores are cached across games (None: only within this game).
     """
 
-    def __init__(self, estimator: Any, X: np.ndarray, y: Any, cv: Any, scoring: Any, n_jobs: int | None) -> None:
+    def __init__(
+        self, estimator: Any, X: np.ndarray, y: Any, cv: Any, scoring: Any, n_jobs: int | None, memory: Any = None
+    ) -> None:
         classifier = is_classifier(estimator)
         folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
         if scoring is None:  # the estimator's own score, which the dummy must share
             scoring = "accuracy" if classifier else "r2"
-        try:  # the class and parameters of the estimator, the data, folds and scoring
-            memo = _shared_scores(joblib.hash((X, np.asarray(y), clone(estimator), folds, scoring)))
-        except (pickle.PicklingError, TypeError, AttributeError):  # lambdas: scores are not shared
-            memo = None
-        super().__init__(X.shape[1], n_jobs, memo)
+        super().__init__(X.shape[1], n_jobs)
         self.estimator = estimator
         self.X, self.y = X, y
         self.folds = folds
         self.scoring = scoring
         self.scorer = check_scoring(estimator, scoring=scoring)
         self.dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
+        self._score = cross_validated_score if memory is None else memory.cache(cross_validated_score)
 
     def _scores(self, masks: np.ndarray) -> list[float]:
-        return Parallel(n_jobs=self.n_jobs)(delayed(self._score)(mask) for mask in masks)
+        return Parallel(n_jobs=self.n_jobs)(
+            delayed(self._score)(
+                self.estimator if mask.any() else self.dummy, self.X, self.y, mask, self.folds, self.scorer
+            )
+            for mask in masks
+        )
 
-    def _score(self, mask: np.ndarray) -> float:
-        """Mean score over the folds (a plain loop: ``cross_val_score``'s overhead is 2x a small fit)."""
-        empty = not mask.any()
-        model = self.dummy if empty else self.estimator
-        columns = self.X[:, :1] if empty else self.X[:, mask]
-        scores = []
-        for train, test in self.folds:
-            fitted = clone(model).fit(columns[train], _rows(self.y, train))
-            scores.append(self.scorer(fitted, columns[test], _rows(self.y, test)))
-        return float(np.mean(scores))
+
+def cross_validated_score(model: Any, X: np.ndarray, y: Any, mask: np.ndarray, folds: list, scorer: Any) -> float:
+    """Mean score over ``folds`` of clones of ``model`` fitted on the columns ``mask`` of X.
+
+    A plain loop over the folds: ``cross_val_score``'s overhead is twice a small fit. An empty
+    ``mask`` fits on the first column (the constant predictor of v(∅) ignores it).
+    """
+    columns = X[:, mask] if mask.any() else X[:, :1]
+    scores = []
+    for train, test in folds:
+        fitted = clone(model).fit(columns[train], _rows(y, train))
+        scores.append(scorer(fitted, columns[test], _rows(y, test)))
+    return float(np.mean(scores))
 
 
 def _rows(y: Any, index: np.ndarray) -> Any:
@@ -198,9 +162,8 @@ class MarginalScoreGame(_ScoreGame):
     Parameters
     ----------
     game : InterventionalGame
-        The fitted model (output "predict" or "probability") and the background.
-    X : ndarray of shape (n, d)
-        Rows the score is computed on.
+        The fitted model (output "predict" or "probability"), the background, and the rows X
+        (n, d) the score is computed on, as its explained rows.
     y : array-like of shape (n,)
     scoring : str, callable or None
         A scorer name or callable (None: accuracy for classifiers, R² for regressors).
@@ -208,18 +171,20 @@ class MarginalScoreGame(_ScoreGame):
         The classifier's ``classes_`` (None for a regressor).
     """
 
-    def __init__(self, game: InterventionalGame, X: np.ndarray, y: Any, scoring: Any, classes: Any) -> None:
-        super().__init__(X.shape[1], None)
+    def __init__(self, game: InterventionalGame, y: Any, scoring: Any, classes: Any) -> None:
+        super().__init__(game.n_players, None)
         self.game = game
-        self.X, self.y = X, y
+        self.X = game.backend.to_numpy(game.x)
+        self.y = y
         wrapper = _MarginalRegressor(None) if classes is None else _MarginalClassifier(None, classes)
         self.scorer = check_scoring(wrapper, scoring=scoring)
         self.classes = classes
 
     def _scores(self, masks: np.ndarray) -> list[float]:
-        backend = self.game.backend  # one batched model pass for all new coalitions of a call
-        x = backend.to_device(self.X)
-        outputs = backend.to_numpy(self.game(x, backend.to_device(np.broadcast_to(masks, (len(x), *masks.shape)))))
+        game = self.game  # one batched model pass for all new coalitions of a call
+        n_rows = game.n_games
+        coalitions = game.backend.to_device(np.broadcast_to(masks, (n_rows, *masks.shape)))
+        outputs = game.backend.to_numpy(game.grid(game.backend.xp.arange(n_rows), coalitions))
         return [self._score_outputs(out) for out in outputs.transpose(1, 0, 2)]
 
     def _score_outputs(self, outputs: np.ndarray) -> float:

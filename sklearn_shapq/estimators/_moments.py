@@ -1,0 +1,78 @@
+"""Running count, mean and sum of squared deviations, merged with Chan et al.'s pairwise formula.
+
+The one numerically stable merge of means and variances in the package (the thesis, chapter 3):
+the permutation walks merge units chunk by chunk, stratified sampling merges strata samples, and
+the top-k estimators merge marginal contributions round by round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class RunningMoments:
+    """Count, mean and sum of squared deviations (M2) of the samples of every cell of an array.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the cells.
+    xp : module, default=numpy
+        Array namespace.
+
+    Attributes
+    ----------
+    count, mean, m2 : arrays of shape ``shape``
+
+    Examples
+    --------
+    >>> moments = RunningMoments((2,))
+    >>> moments.merge(*RunningMoments.of(np.array([[1.0, 0.0], [3.0, 0.0]]), axis=0))
+    >>> moments.merge(*RunningMoments.of(np.array([[5.0, 0.0]]), axis=0))
+    >>> moments.mean, moments.variance()
+    (array([3., 0.]), array([4., 0.]))
+    """
+
+    def __init__(self, shape: tuple[int, ...], xp: Any = np) -> None:
+        self.xp = xp
+        self.count = xp.zeros(shape, dtype=xp.float64)
+        self.mean = xp.zeros(shape, dtype=xp.float64)
+        self.m2 = xp.zeros(shape, dtype=xp.float64)
+
+    @staticmethod
+    def of(samples: Any, axis: int) -> tuple[Any, Any, Any]:
+        """Count, mean and M2 (two-pass) of ``samples`` along ``axis``, ready for :meth:`merge`."""
+        count = samples.shape[axis]
+        mean = samples.mean(axis=axis)
+        deviation = samples - samples.mean(axis=axis, keepdims=True)
+        return count, mean, (deviation * deviation).sum(axis=axis)
+
+    def merge(self, count: Any, mean: Any, m2: Any, where: Any = None) -> None:
+        """Merge the statistics of new samples (optionally only into the cells ``where``, a row index)."""
+        target = (slice(None),) if where is None else (where,)
+        count_a, mean_a, m2_a = self.count[target], self.mean[target], self.m2[target]
+        total = count_a + count
+        share = count / self.xp.maximum(total, 1)
+        delta = mean - mean_a
+        self.mean[target] = mean_a + delta * share
+        self.m2[target] = m2_a + m2 + delta * delta * count_a * share
+        self.count[target] = total
+
+    def subset(self, index: Any) -> RunningMoments:
+        """Return the statistics of some cells along the first axis (a copy)."""
+        part = RunningMoments((0,), self.xp)
+        part.count, part.mean, part.m2 = self.count[index], self.mean[index], self.m2[index]
+        return part
+
+    def variance(self, undefined: float = 0.0) -> Any:
+        """Return the unbiased variance of one sample; ``undefined`` below two samples."""
+        xp = self.xp
+        variance = xp.maximum(self.m2, 0.0) / xp.maximum(self.count - 1, 1)
+        return xp.where(self.count > 1, variance, undefined)
+
+    def stderr(self, undefined: float = 0.0) -> Any:
+        """Return the standard error of the mean; ``undefined`` below two samples."""
+        xp = self.xp
+        return xp.where(self.count > 1, xp.sqrt(self.variance() / xp.maximum(self.count, 1)), undefined)

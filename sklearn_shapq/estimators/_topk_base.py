@@ -1,0 +1,154 @@
+"""The top-k estimator contract, its registry, and the two loops every method runs in.
+
+Each top-k method (Kolpaczki, Nielen & Hüllermeier 2025; spec/topk_cmcs.md) is one class
+registered by name in :data:`TOPK_ESTIMATORS`. All ``n_games`` games of a game run in lockstep:
+non-adaptive rounds in memory-bounded chunks (:func:`run_batched`), adaptive ones one round per
+game per step (:func:`run_adaptive`), each step one batched game call. Draws come from a
+:class:`~sklearn_shapq.samplers.KeyedStream` and chunks hold a fixed number of a game's rounds, so a
+game's result depends on its own key and values alone.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sklearn_shapq.estimators._topk_state import (
+    Ledger,
+    PlayerStats,
+    confidence_bounds,
+    pac_satisfied,
+    ranking_key,
+    top_k_mask,
+)
+from sklearn_shapq.samplers import KeyedStream
+
+GAME_CELLS = 2**20
+"""Most mask cells of one game built at once by the batched (non-adaptive) methods."""
+
+
+class TopKEstimator(ABC):
+    """One top-k method: runs rounds against a :class:`Ledger` and returns per-game estimates.
+
+    Parameters
+    ----------
+    k : int
+        Size of the set sought.
+    z : float
+        Bonferroni quantile of the confidence bounds.
+    epsilon : float
+        PAC tolerance; −inf in fixed-budget mode (never stop on the rule).
+    t_min : int
+        Warm-up rounds before bounds are trusted.
+    ranking : {"signed", "absolute"}
+    """
+
+    name: ClassVar[str]
+    pac: ClassVar[bool] = True
+    """Whether the method keeps confidence bounds (PAC mode, ``pac_satisfied``)."""
+    adaptive: ClassVar[bool] = False
+    """Whether rounds depend on earlier ones (a warm-up precedes them)."""
+
+    def __init__(self, k: int, z: float, epsilon: float, t_min: int, ranking: str) -> None:
+        self.k, self.z, self.epsilon, self.t_min, self.ranking = k, z, epsilon, t_min, ranking
+
+    @classmethod
+    def warm_up_evals(cls, d: int, t_min: int) -> int:
+        """Return the warm-up evaluations per game: v(∅), v(N) and t_min CMCS rounds of d + 1."""
+        return 2 + t_min * (d + 1)
+
+    @classmethod
+    def bytes_per_game(cls, d: int) -> int:
+        """Return the working memory of one game (a chunk of rounds)."""
+        return 16 * GAME_CELLS + 40 * d * d
+
+    @abstractmethod
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray, np.ndarray, PlayerStats]:
+        """Spend every game's budget; return values, standard errors, sample counts (n_games, d) and the stats."""
+
+    def stop_rule(self, stats: PlayerStats) -> Callable[[np.ndarray], np.ndarray]:
+        """Which active games satisfy the PAC rule (never in fixed-budget mode)."""
+
+        def stop(games: np.ndarray) -> np.ndarray:
+            if self.epsilon == -np.inf:
+                return np.zeros(games.size, dtype=bool)
+            sub = stats.subset(games)
+            in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k)
+            return pac_satisfied(sub, in_top, self.z, self.epsilon, self.t_min, self.ranking)
+
+        return stop
+
+    def border_pair(self, stats: PlayerStats, games: np.ndarray) -> np.ndarray:
+        """SHAP@K's pair: h = argmin LCB in the top-k, l = argmax UCB outside; as a (r, d) mask."""
+        sub = stats.subset(games)
+        in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k)
+        lower, upper = confidence_bounds(sub, self.z, self.ranking)
+        selected = np.zeros(in_top.shape, dtype=bool)
+        rows = np.arange(games.size)
+        selected[rows, np.where(in_top, lower, np.inf).argmin(axis=1)] = True
+        if self.k < in_top.shape[1]:
+            selected[rows, np.where(in_top, -np.inf, upper).argmax(axis=1)] = True
+        return selected
+
+
+TOPK_ESTIMATORS: dict[str, type[TopKEstimator]] = {}
+"""Every top-k method, by name."""
+
+
+def register_topk(cls: type[TopKEstimator]) -> type[TopKEstimator]:
+    """Class decorator: make a top-k method available under its ``name``."""
+    TOPK_ESTIMATORS[cls.name] = cls
+    return cls
+
+
+def run_batched(
+    ledger: Ledger, draw: Callable[[np.ndarray], np.ndarray], cost: int, cells: int, active: np.ndarray
+) -> None:
+    """Run non-adaptive rounds in memory-bounded chunks until every game's budget is spent.
+
+    ``draw(games)`` runs one round per entry of ``games`` (a game's rounds consecutive) and
+    returns which entries were cut short by the budget; ``cost`` is a lower bound on a round's
+    cost, ``cells`` its mask size. A chunk holds min(GAME_CELLS // cells, rounds the budget still
+    pays) rounds of each game: a number that depends on that game alone.
+    """
+    per_chunk = max(1, GAME_CELLS // max(1, cells))
+    while active.size:
+        rounds = np.minimum(per_chunk, ledger.remaining[active] // max(cost, 1) + 1).astype(np.int64)
+        games = np.repeat(active, rounds)
+        short = draw(games)
+        exhausted = np.zeros(ledger.n_games, dtype=bool)
+        exhausted[games[short]] = True
+        active = active[~exhausted[active] & (ledger.remaining[active] > 0)]
+
+
+def run_adaptive(
+    ledger: Ledger,
+    stats: PlayerStats,
+    active: np.ndarray,
+    choose: Callable[[np.ndarray], np.ndarray],
+    sample: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    stop: Callable[[np.ndarray], np.ndarray],
+) -> None:
+    """One round per active game per step: ``choose`` players, ``sample`` them, drop finished games."""
+    active = active[~stop(active)]  # the rule may already hold after the warm-up
+    while active.size:
+        selected = choose(active)
+        samples, taken = sample(active, selected)
+        stats.add(active, samples, taken)
+        cut = (selected & ~taken).any(axis=1) | ~(ledger.remaining[active] > 0)
+        active = active[~cut & ~stop(active)]
+
+
+def everyone_selected(games: np.ndarray, d: int) -> np.ndarray:
+    """Every player selected in every round (r, d)."""
+    return np.ones((games.size, d), dtype=bool)
+
+
+def run_stats_method(estimator: Any, ledger: Ledger, body: Callable[[PlayerStats], None]) -> tuple:
+    """Run ``body`` on fresh player statistics and return (values, stderr, counts, stats)."""
+    stats = PlayerStats(ledger.n_games, ledger.n_players)
+    body(stats)
+    return stats.mean, stats.stderr(), stats.count, stats

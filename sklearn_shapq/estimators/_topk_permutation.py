@@ -1,0 +1,115 @@
+"""Permutation baselines of the top-k paper: ApproShapley and SamplingSHAP@K.
+
+ApproShapley walks whole permutations with the same walk as the permutation explainers
+(:func:`~sklearn_shapq.estimators._permutation_walk.prefix_masks` and ``walk_gains``); SamplingSHAP@K
+samples only the two players at the border of the top-k, each on its own permutation prefix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains
+from sklearn_shapq.estimators._topk_base import (
+    TopKEstimator,
+    register_topk,
+    run_adaptive,
+    run_batched,
+    run_stats_method,
+)
+from sklearn_shapq.estimators._topk_state import Ledger, PlayerStats
+from sklearn_shapq.samplers import KeyedStream
+
+
+def permutation_rounds(ledger: Ledger, games: np.ndarray, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray]:
+    """One ApproShapley permutation per row, walked with reuse (d − 1 paid evaluations).
+
+    Returns marginal contributions v(pre ∪ {i}) − v(pre) per player (r, d) and which were taken.
+    A walk is paid whole or not at all: the first players of a walk cut short would be sampled
+    from the wrong law (small coalitions), biasing their estimates.
+    """
+    r, d = games.shape[0], ledger.n_players
+    position = stream.ranks(games, d)
+    masks = prefix_masks(position, np)  # (r, d − 1, d): prefixes of sizes 1 … d − 1
+    units = np.repeat(np.arange(r), d - 1)
+    values, paid = ledger.pay(masks.reshape(-1, d), np.repeat(games, d - 1), units)
+    path = np.concatenate([ledger.empty[games, None], values.reshape(r, d - 1), ledger.full[games, None]], axis=1)
+    gains = walk_gains(path[:, :, None], position, np)[:, :, 0]
+    taken = np.broadcast_to(paid.reshape(r, d - 1)[:, :1], (r, d))
+    return gains, taken
+
+
+def pair_marginals(
+    ledger: Ledger, games: np.ndarray, selected: np.ndarray, stream: KeyedStream
+) -> tuple[np.ndarray, np.ndarray]:
+    """SamplingSHAP@K round: for each selected player i, v(pre ∪ {i}) − v(pre) on one permutation.
+
+    pre is the set of players before i in a fresh uniform permutation (one per row); each
+    player's two coalitions are paid as a unit, players in index order.
+    """
+    r, d = selected.shape
+    position = stream.ranks(games, d)
+    rows, players = np.nonzero(selected)
+    before = position[rows] < position[rows, players][:, None]
+    masks = np.stack([before, before | (np.arange(d) == players[:, None])], axis=1).reshape(-1, d)
+    values, paid = ledger.pay(masks, np.repeat(games[rows], 2), np.repeat(np.arange(rows.size), 2))
+    samples = np.full((r, d), np.nan)
+    taken = np.zeros((r, d), dtype=bool)
+    samples[rows, players] = values[1::2] - values[0::2]
+    taken[rows, players] = paid[1::2]
+    return samples, taken
+
+
+@register_topk
+class ApproShapley(TopKEstimator):
+    """Method "permutation": ApproShapley (Castro et al. 2009), whole permutation walks."""
+
+    name = "permutation"
+    pac = False
+
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+        """Walk permutations until every game's budget is spent."""
+        d = ledger.n_players
+
+        def body(stats: PlayerStats) -> None:
+            def draw(games: np.ndarray) -> np.ndarray:
+                samples, taken = permutation_rounds(ledger, games, stream)
+                stats.add(games, samples, taken)
+                return ~taken.all(axis=1)
+
+            run_batched(ledger, draw, d - 1, d * d, np.arange(ledger.n_games))
+
+        return run_stats_method(self, ledger, body)
+
+
+@register_topk
+class SamplingShapAtK(TopKEstimator):
+    """Method "sampling_shap_at_k": SHAP@K with permutation sampling of the border pair."""
+
+    name = "sampling_shap_at_k"
+    adaptive = True
+
+    @classmethod
+    def warm_up_evals(cls, d: int, t_min: int) -> int:
+        """Return the warm-up evaluations: v(∅), v(N) and t_min permutations of d − 1 evaluations."""
+        return 2 + t_min * (d - 1)
+
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+        """Warm up with t_min permutations per game, then sample the border pair."""
+
+        def body(stats: PlayerStats) -> None:
+            games = np.repeat(np.arange(ledger.n_games), self.t_min)
+            samples, taken = permutation_rounds(ledger, games, stream)
+            stats.add(games, samples, taken)
+            cut = np.zeros(ledger.n_games, dtype=bool)
+            cut[games[~taken.all(axis=1)]] = True
+            run_adaptive(
+                ledger,
+                stats,
+                np.flatnonzero(~cut),
+                lambda active: self.border_pair(stats, active),
+                lambda active, selected: pair_marginals(ledger, active, selected, stream),
+                self.stop_rule(stats),
+            )
+
+        return run_stats_method(self, ledger, body)

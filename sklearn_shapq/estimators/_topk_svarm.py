@@ -1,0 +1,121 @@
+"""The SVARM family of the top-k paper: estimates from coalition values, no marginal contributions.
+
+SVARM: φ_i = φ⁺_i − φ⁻_i, the mean of v(A⁺) over sampled A⁺ ∋ i (sizes ∝ 1/ℓ) minus that of
+v(A⁻) over A⁻ ∌ i (sizes ∝ 1/(d − ℓ)), after a warm-up of one of each per player.
+Stratified SVARM (the paper's variant): strata by player and size, φ_i = (1/d) Σ_ℓ
+(φ⁺_{i,ℓ} − φ⁻_{i,ℓ}), coalitions of uniform size 1 … d − 1 paired with their complements,
+strata of N and ∅ seeded from the cached values. Unsampled strata count as 0. Neither keeps
+confidence bounds, so neither has a PAC mode.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sklearn_shapq.estimators._topk_base import TopKEstimator, register_topk, run_batched
+from sklearn_shapq.estimators._topk_state import Ledger, PlayerStats
+from sklearn_shapq.samplers import KeyedStream, sized_coalitions
+
+
+class _SVARMBase(TopKEstimator):
+    pac = False
+    stratified = False
+
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+        """Spend every game's budget on coalition values; return φ⁺ − φ⁻ per player."""
+        n_games, d = ledger.n_games, ledger.n_players
+        cells = d * d if self.stratified else d
+        plus, minus = PlayerStats(n_games, cells), PlayerStats(n_games, cells)
+        everyone = np.arange(n_games)
+        if self.stratified:
+            top_cell = np.zeros((n_games, d, d), dtype=bool)
+            top_cell[:, :, d - 1] = True
+            plus.add(everyone, np.broadcast_to(ledger.full[:, None], (n_games, cells)), top_cell.reshape(n_games, -1))
+            minus.add(
+                everyone,
+                np.broadcast_to(ledger.empty[:, None], (n_games, cells)),
+                np.roll(top_cell, 1, 2).reshape(n_games, -1),
+            )
+        else:
+            _svarm_warm_up(ledger, plus, minus, stream)
+
+        def add(games: np.ndarray, coalitions: np.ndarray, values: np.ndarray, paid: np.ndarray) -> None:
+            sizes = coalitions.sum(axis=1)
+            samples = np.broadcast_to(values[:, None], (games.size, cells))
+            if self.stratified:
+                plus_at = coalitions[:, :, None] & (np.arange(d) == sizes[:, None, None] - 1)
+                minus_at = ~coalitions[:, :, None] & (np.arange(d) == sizes[:, None, None])
+                plus_at, minus_at = plus_at.reshape(games.size, -1), minus_at.reshape(games.size, -1)
+            else:
+                plus_at, minus_at = coalitions, ~coalitions
+            plus.add(games, samples, plus_at & paid[:, None])
+            minus.add(games, samples, minus_at & paid[:, None])
+
+        def draw(games: np.ndarray) -> np.ndarray:
+            r = games.size
+            if self.stratified:
+                first = sized_coalitions(stream.uniform(games, d), stream.integers(games, 1, d))
+                coalitions = np.stack([first, ~first], axis=1).reshape(-1, d)
+                units = np.repeat(np.arange(r), 2)
+            else:
+                harmonic = 1.0 / np.arange(1, d + 1)
+                size_plus = stream.choice(games, np.arange(1, d + 1), harmonic)
+                size_minus = d - stream.choice(games, np.arange(1, d + 1), harmonic)
+                pair = [
+                    sized_coalitions(stream.uniform(games, d), size_plus),
+                    sized_coalitions(stream.uniform(games, d), size_minus),
+                ]
+                coalitions = np.stack(pair, axis=1).reshape(-1, d)
+                units = np.arange(2 * r)
+            values, paid = ledger.pay(coalitions, np.repeat(games, 2), units)
+            pair_paid = paid.reshape(r, 2)
+            if self.stratified:
+                add(np.repeat(games, 2), coalitions, values, paid)
+            else:  # A⁺ updates φ⁺ only, A⁻ updates φ⁻ only
+                both = coalitions.reshape(r, 2, d)
+                plus.add(games, np.broadcast_to(values[0::2, None], (r, d)), both[:, 0] & pair_paid[:, :1])
+                minus.add(games, np.broadcast_to(values[1::2, None], (r, d)), ~both[:, 1] & pair_paid[:, 1:])
+            return ~pair_paid.all(axis=1)
+
+        run_batched(ledger, draw, 2, 2 * d * cells, everyone[ledger.remaining > 0])
+        if self.stratified:
+            shape = (n_games, d, d)
+            values = (plus.mean - minus.mean).reshape(shape).sum(axis=2) / d
+            variance = (plus.stderr() ** 2 + minus.stderr() ** 2).reshape(shape).sum(axis=2)
+            counts = (plus.count + minus.count).reshape(shape).sum(axis=2)
+            return values, np.sqrt(variance) / d, counts, None
+        stderr = np.sqrt(plus.stderr() ** 2 + minus.stderr() ** 2)
+        return plus.mean - minus.mean, stderr, plus.count + minus.count, None
+
+
+def _svarm_warm_up(ledger: Ledger, plus: PlayerStats, minus: PlayerStats, stream: KeyedStream) -> None:
+    """SVARM's warm-up: per player i, one v(A ∪ {i}) for φ⁺_i and one v(A') for φ⁻_i, A, A' ∌ i."""
+    n_games, d = ledger.n_games, ledger.n_players
+    games = np.repeat(np.arange(n_games), d)
+    player = np.tile(np.arange(d), n_games)
+
+    def without_player() -> np.ndarray:
+        return sized_coalitions(stream.uniform(games, d), stream.integers(games, 0, d), player)
+
+    with_player = without_player()
+    with_player[np.arange(player.size), player] = True
+    coalitions = np.stack([with_player, without_player()], axis=1).reshape(-1, d)
+    values, paid = ledger.pay(coalitions, np.repeat(games, 2), np.arange(2 * player.size))
+    own = np.arange(d) == player[:, None]
+    plus.add(games, np.broadcast_to(values[0::2, None], own.shape), own & paid[0::2, None])
+    minus.add(games, np.broadcast_to(values[1::2, None], own.shape), own & paid[1::2, None])
+
+
+@register_topk
+class SVARM(_SVARMBase):
+    """Method "svarm": SVARM (Kolpaczki et al. 2024)."""
+
+    name = "svarm"
+
+
+@register_topk
+class StratifiedSVARM(_SVARMBase):
+    """Method "stratified_svarm": the paper's Stratified SVARM."""
+
+    name = "stratified_svarm"
+    stratified = True

@@ -1,0 +1,149 @@
+"""The game protocol: batched v(S) of coalitions of given games, on a backend, with a counter.
+
+One :class:`Game` holds ``n_games`` games over the same ``n_players`` players: the explained rows
+of a local explanation (one interventional game per row), one global score game, or repeated
+runs of a test game. Every estimator, permutation walk or top-k method alike, evaluates
+coalitions through ``game(masks, games)``:
+
+* ``masks``: bool array (m, d) on the game's backend, ``masks[c, j]`` says whether player j is
+  in coalition c;
+* ``games``: int array (m,) on the backend, which game coalition c belongs to;
+* the result: float64 array (m, k) on the backend, k = ``n_outputs``.
+
+v(∅) and v(N) of every game are evaluated once, on first use, and cached
+(:attr:`Game.empty_value`, :attr:`Game.full_value`); ``n_evals`` counts every coalition
+evaluated per game, the two cached corners once each.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq.backends import ArrayBackend, CpuBackend
+from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS, coalition_masks, shapley_from_table
+
+
+class Game(ABC):
+    """Base class of every game: batched, backend-aware v(S), an evaluation counter, cached corners.
+
+    Subclasses implement :meth:`evaluate` (and may override :meth:`corner_values` when v(∅) or
+    v(N) has a cheaper form); callers use ``game(masks, games)``.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players d (features, or feature groups).
+    n_games : int
+        Number of games held side by side.
+    n_outputs : int
+        Values per coalition k.
+    backend : ArrayBackend, optional
+        Where masks and values live (default: the CPU).
+
+    Attributes
+    ----------
+    n_calls : int
+        Calls of the game so far (each may evaluate many coalitions).
+    """
+
+    def __init__(self, n_players: int, n_games: int, n_outputs: int = 1, backend: ArrayBackend | None = None) -> None:
+        if n_players < 1 or n_games < 1:
+            raise ValueError(f"A game needs at least one player and one game, got {n_players} and {n_games}.")
+        self.n_players = int(n_players)
+        self.n_games = int(n_games)
+        self.n_outputs = int(n_outputs)
+        self.backend = CpuBackend() if backend is None else backend
+        self._evals = self.backend.xp.zeros(self.n_games, dtype=np.int64)
+        self._corners: tuple[Any, Any] | None = None
+        self.n_calls = 0
+
+    @property
+    def n_evals(self) -> np.ndarray:
+        """Coalitions evaluated so far per game (host int64 array of shape (n_games,))."""
+        return self.backend.to_numpy(self._evals)
+
+    def reset_counts(self) -> None:
+        """Set the evaluation counters to zero (cached corners stay cached)."""
+        self._evals[:] = 0
+        self.n_calls = 0
+
+    def __call__(self, masks: Any, games: Any = None) -> Any:
+        """Evaluate coalitions and count them.
+
+        Parameters
+        ----------
+        masks : bool array of shape (m, n_players)
+        games : int array of shape (m,), optional
+            Game of each coalition (default: game 0).
+
+        Returns
+        -------
+        float64 array of shape (m, n_outputs), on the backend
+        """
+        xp = self.backend.xp
+        masks = self.backend.to_device(masks).astype(bool, copy=False)
+        if masks.ndim != 2 or masks.shape[1] != self.n_players:
+            raise ValueError(f"masks must have shape (m, {self.n_players}), got {tuple(masks.shape)}.")
+        if games is None:
+            games = xp.zeros(masks.shape[0], dtype=xp.intp)
+        else:
+            games = self.backend.to_device(games).astype(xp.intp, copy=False)
+        if games.shape != (masks.shape[0],):
+            raise ValueError(f"games must have shape ({masks.shape[0]},), got {tuple(games.shape)}.")
+        if masks.shape[0] == 0:
+            return xp.empty((0, self.n_outputs), dtype=xp.float64)
+        values = self.evaluate(masks, games)
+        self._evals += xp.bincount(games, minlength=self.n_games)
+        self.n_calls += 1
+        return values
+
+    def grid(self, games: Any, masks: Any) -> Any:
+        """Evaluate C coalitions of each of B games: ``masks`` (B, C, d) → values (B, C, k)."""
+        n_rows, n_coalitions, d = masks.shape
+        xp = self.backend.xp
+        flat_games = xp.repeat(self.backend.to_device(games).astype(xp.intp), n_coalitions)
+        return self(masks.reshape(n_rows * n_coalitions, d), flat_games).reshape(n_rows, n_coalitions, -1)
+
+    @abstractmethod
+    def evaluate(self, masks: Any, games: Any) -> Any:
+        """Return the values (m, k) of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
+
+    def corner_values(self) -> tuple[Any, Any]:
+        """Compute v(∅) and v(N) of every game, each (n_games, k) (called once, then cached).
+
+        The default evaluates the two coalitions of every game in one call of :meth:`evaluate`.
+        """
+        xp = self.backend.xp
+        corners = xp.repeat(xp.asarray([[False], [True]]), self.n_players, axis=1)
+        masks = xp.tile(corners, (self.n_games, 1))
+        values = self.evaluate(masks, xp.repeat(xp.arange(self.n_games), 2)).reshape(self.n_games, 2, -1)
+        return values[:, 0], values[:, 1]
+
+    def _cached_corners(self) -> tuple[Any, Any]:
+        if self._corners is None:
+            self._corners = self.corner_values()
+            self._evals += 2
+        return self._corners
+
+    @property
+    def empty_value(self) -> Any:
+        """v(∅) of every game, (n_games, k) on the backend; evaluated once."""
+        return self._cached_corners()[0]
+
+    @property
+    def full_value(self) -> Any:
+        """v(N) of every game, (n_games, k) on the backend; evaluated once."""
+        return self._cached_corners()[1]
+
+    def shapley_values(self) -> np.ndarray:
+        """Exact Shapley values (n_games, d, k) by enumerating all 2^d coalitions (an oracle; not counted)."""
+        d = self.n_players
+        if d > MAX_ENUMERATED_PLAYERS:
+            raise ValueError(f"Enumerating 2^{d} coalitions is not feasible.")
+        xp = self.backend.xp
+        masks = coalition_masks(xp.arange(1 << d, dtype=xp.int64), d, xp)
+        table = xp.stack([self.evaluate(masks, xp.full(1 << d, g, dtype=xp.intp)) for g in range(self.n_games)])
+        return self.backend.to_numpy(shapley_from_table(table, xp))

@@ -1,0 +1,37 @@
+"""Random coalitions from uniform draws: uniform among the coalitions of a given size."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sklearn_shapq.samplers._keyed import uniform_ranks
+
+
+def sized_coalitions(uniforms: np.ndarray, sizes: np.ndarray, excluded: np.ndarray | None = None) -> np.ndarray:
+    """Coalitions uniform among those of the given sizes: the ``sizes[r]`` players of smallest draw.
+
+    The one draw of sized coalitions in the package (stratified sampling, CMCS, SVARM).
+
+    Parameters
+    ----------
+    uniforms : float array of shape (r, d)
+        i.i.d. uniform draws, one per player.
+    sizes : int array of shape (r,)
+        Size of each coalition.
+    excluded : int array of shape (r,), optional
+        A player that is never in coalition r (its draw counts as +∞), for samples of N ∖ {i}.
+
+    Returns
+    -------
+    bool ndarray of shape (r, d)
+
+    Examples
+    --------
+    >>> u = np.array([[0.5, 0.1, 0.9, 0.3]])
+    >>> sized_coalitions(u, np.array([2])).astype(int), sized_coalitions(u, np.array([2]), np.array([1])).astype(int)
+    (array([[0, 1, 0, 1]]), array([[1, 0, 0, 1]]))
+    """
+    if excluded is not None:
+        uniforms = uniforms.copy()
+        np.put_along_axis(uniforms, np.asarray(excluded)[:, None], np.inf, axis=1)
+    return uniform_ranks(uniforms) < np.asarray(sizes)[:, None]
