@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+from concurrent.futures import ThreadPoolExecutor
+
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,11 +17,14 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_shapq import TopKShapley
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import top_k_shapley
-from sklearn_shapq.games import InterventionalGame, LocalModelGame, TableGame, make_model_function
+from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
+
+from state_checks import assert_same_state
 
 N_FEATURES = 8
 INFORMATIVE = [0, 3, 5]
@@ -116,15 +123,22 @@ def test_default_estimator_for_classes_is_logistic(regression):
 @pytest.mark.parametrize(
     ("params", "fit_y", "error", "match"),
     [
-        (dict(k=0), True, ValueError, "k must be"),
+        (dict(k=0), True, InvalidParameterError, "'k' parameter"),
         (dict(k=N_FEATURES + 1), True, ValueError, "k must be"),
-        (dict(k=2.5), True, ValueError, "k must be"),
-        (dict(method="shapley"), True, ValueError, "method must be"),
-        (dict(game="both"), True, ValueError, "game must be"),
-        (dict(ranking="up"), True, ValueError, "ranking must be"),
+        (dict(k=2.5), True, InvalidParameterError, "'k' parameter"),
+        (dict(method="shapley"), True, InvalidParameterError, "'method' parameter"),
+        (dict(game="both"), True, InvalidParameterError, "'game' parameter"),
+        (dict(ranking="up"), True, InvalidParameterError, "'ranking' parameter"),
         (dict(epsilon=0.01, method="svarm"), True, ValueError, "PAC"),
-        (dict(epsilon=-1.0), True, ValueError, "epsilon"),
-        (dict(max_evals=1), True, ValueError, "max_evals"),
+        (dict(epsilon=-1.0), True, InvalidParameterError, "'epsilon' parameter"),
+        (dict(max_evals=1), True, InvalidParameterError, "'max_evals' parameter"),
+        (dict(device="tpu"), True, InvalidParameterError, "'device' parameter"),
+        (dict(n_jobs=0), True, InvalidParameterError, "'n_jobs' parameter"),
+        (dict(delta=1.5), True, InvalidParameterError, "'delta' parameter"),
+        (dict(t_min=1), True, InvalidParameterError, "'t_min' parameter"),
+        (dict(batch_size=0), True, InvalidParameterError, "'batch_size' parameter"),
+        (dict(progress="yes"), True, InvalidParameterError, "'progress' parameter"),
+        (dict(memory=3), True, InvalidParameterError, "'memory' parameter"),
         (dict(), False, ValueError, "requires y"),
     ],
 )
@@ -158,8 +172,9 @@ def test_local_explanations_of_a_linear_model_are_exact_and_ranked_by_magnitude(
     np.testing.assert_allclose(explanation.base_values, model.predict(background).mean())
     assert explanation.feature_names == X.columns.tolist()
     expected = np.argsort(-np.abs(exact), axis=1, kind="stable")[:, :2]
-    np.testing.assert_array_equal(explainer.top_k_, expected)
-    assert explainer.n_evals_.shape == (5,) and (explainer.n_evals_ <= 2 + 3 * (N_FEATURES + 1)).all()
+    np.testing.assert_array_equal(explanation.diagnostics["top_k"], expected)
+    n_evals = explanation.diagnostics["n_evals"]
+    assert n_evals.shape == (5,) and (n_evals <= 2 + 3 * (N_FEATURES + 1)).all()
     np.testing.assert_allclose(explanation.error_std, 0.0, atol=1e-9)
 
 
@@ -171,9 +186,8 @@ def test_local_rows_match_single_row_games(regression):
     rows = X.iloc[:4].to_numpy()
     explanation = explainer.explain(X.iloc[:4])
     backend = resolve_backend("cpu")
-    interventional = InterventionalGame(make_model_function(model, "auto", backend), explainer.background_)
-    game = LocalModelGame(interventional, rows, np.zeros(4, dtype=int))
-    table = np.stack([game.shapley_values()[g] for g in range(4)])
+    game = InterventionalGame(make_model_function(model, "auto", backend), explainer.background_, rows)
+    table = game.shapley_values()[:, :, 0]
     assert np.abs(explanation.values - table).mean() < 0.25 * np.abs(table).mean()
 
 
@@ -181,10 +195,9 @@ def test_multiclass_explains_each_rows_predicted_class_or_a_target():
     X, y = load_iris(return_X_y=True)
     model = LogisticRegression(max_iter=1000).fit(X, y)
     explainer = TopKShapley(model, k=2, prefit=True, max_evals=100, random_state=0).fit(X)
-    explainer.explain(X[[0, 60, 120]])
-    np.testing.assert_array_equal(explainer.targets_, model.predict(X[[0, 60, 120]]))
-    explainer.set_params(target=2).explain(X[:2])
-    np.testing.assert_array_equal(explainer.targets_, [2, 2])
+    targets = explainer.explain(X[[0, 60, 120]]).diagnostics["targets"]
+    np.testing.assert_array_equal(targets, model.predict(X[[0, 60, 120]]))
+    np.testing.assert_array_equal(explainer.set_params(target=2).explain(X[:2]).diagnostics["targets"], [2, 2])
     with pytest.raises(ValueError, match="target"):
         explainer.set_params(target=7).explain(X[:2])
 
@@ -214,22 +227,16 @@ def test_array_namespace_twin_gives_the_cpu_results(regression):
     cpu, cpu_explainer = _explain_on("cpu", regression)
     twin, twin_explainer = _explain_on(ArrayBackend(np, "numpy-twin"), regression)
     np.testing.assert_allclose(twin.values, cpu.values, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(twin_explainer.top_k_, cpu_explainer.top_k_)
-    np.testing.assert_array_equal(twin_explainer.n_evals_, cpu_explainer.n_evals_)
+    np.testing.assert_array_equal(twin.diagnostics["top_k"], cpu.diagnostics["top_k"])
+    np.testing.assert_array_equal(twin.diagnostics["n_evals"], cpu.diagnostics["n_evals"])
 
 
 @pytest.mark.gpu
 def test_cuda_gives_the_cpu_results(regression):
-    pytest.importorskip("cupy")
-    from sklearn_shapq.backends import DeviceUnavailableError
-
-    try:
-        cuda, cuda_explainer = _explain_on("cuda", regression)
-    except DeviceUnavailableError:
-        pytest.skip("no CUDA device")
-    cpu, cpu_explainer = _explain_on("cpu", regression)
+    cuda, _ = _explain_on("cuda", regression)
+    cpu, _ = _explain_on("cpu", regression)
     np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(cuda_explainer.top_k_, cpu_explainer.top_k_)
+    np.testing.assert_array_equal(cuda.diagnostics["top_k"], cpu.diagnostics["top_k"])
 
 
 def test_target_is_a_class_label_for_classifiers_and_refused_for_a_single_output(regression):
@@ -237,8 +244,8 @@ def test_target_is_a_class_label_for_classifiers_and_refused_for_a_single_output
     model = LogisticRegression(max_iter=1000).fit(X, y + 1)  # classes 1, 2, 3: labels are not indices
     explainer = TopKShapley(model, k=2, prefit=True, max_evals=160, t_min=5, random_state=0).fit(X)
     for label in (1, 2, 3):
-        explainer.set_params(target=label).explain(X[:2])
-        np.testing.assert_array_equal(explainer.targets_, [label - 1, label - 1])
+        targets = explainer.set_params(target=label).explain(X[:2]).diagnostics["targets"]
+        np.testing.assert_array_equal(targets, [label - 1, label - 1])
     with pytest.raises(ValueError, match="one of the classes"):
         explainer.set_params(target=0).explain(X[:2])
     Xr, yr = regression
@@ -254,10 +261,36 @@ def test_budget_below_the_warm_up_warns(regression):
     assert small().set_params(max_evals="auto")._budget(N_FEATURES) == 2 + (5 + 20) * (N_FEATURES + 1)
 
 
-def test_retrain_scores_are_shared_only_between_identical_estimators(regression):
-    """Two estimator classes with equal parameters must not share cached scores."""
+FITS = []
+
+
+class CountingRegression(LinearRegression):
+    """A linear regression that records its fits (to see which scores were recomputed)."""
+
+    def fit(self, X, y, sample_weight=None):
+        FITS.append(X.shape[1])
+        return super().fit(X, y, sample_weight)
+
+
+def test_retrain_scores_are_kept_per_game_or_in_an_explicit_memory(regression, tmp_path):
+    """No hidden global cache: a fit scores in its own game; memory= shares scores across fits."""
+    X, y = regression
+    params = dict(k=3, cv=3, max_evals=80, t_min=5, random_state=0, method="cmcs")
+    first = TopKShapley(CountingRegression(), **params).fit(X, y)
+    FITS.clear()
+    TopKShapley(CountingRegression(), **params).fit(X, y)
+    assert len(FITS) > 3 * 10  # without memory= every coalition is scored again (3 folds each)
+    memory = joblib.Memory(tmp_path / "scores", verbose=0)
+    cached = TopKShapley(CountingRegression(), memory=memory, **params).fit(X, y)
+    FITS.clear()
+    again = TopKShapley(CountingRegression(), memory=memory, **params).fit(X, y)
+    assert len(FITS) == 1  # only the final estimator_ is fitted: every score came from the memory
+    np.testing.assert_array_equal(cached.shapley_values_, first.shapley_values_)
+    np.testing.assert_array_equal(again.shapley_values_, first.shapley_values_)
+
+
+def test_retrain_scores_differ_between_estimator_classes(regression):
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
-    from sklearn.metrics import make_scorer, r2_score
 
     from sklearn_shapq.games import RetrainGame
 
@@ -267,6 +300,34 @@ def test_retrain_scores_are_shared_only_between_identical_estimators(regression)
     mask[0, [0, 3]] = True
     forest = RetrainGame(RandomForestRegressor(5, bootstrap=False, random_state=0), X, y, 3, None, None)
     extra = RetrainGame(ExtraTreesRegressor(5, random_state=0), X, y, 3, None, None)
-    assert forest(mask)[0] != extra(mask)[0]
-    scorer = make_scorer(lambda a, b: r2_score(a, b))  # a lambda cannot be hashed: no sharing, no error
-    assert RetrainGame(LinearRegression(), X, y, 3, scorer, None)(mask)[0] > 0.3
+    assert forest(mask)[0, 0] != extra(mask)[0, 0]
+
+
+def test_explain_changes_no_attribute_and_is_thread_safe(regression):
+    X, y = regression
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
+    explainer = small(method="greedy_cmcs", max_evals=200).fit(X, y > 0)
+    before = copy.deepcopy(vars(explainer))
+    serial = explainer.explain(X.iloc[:6]).values
+    assert_same_state(before, vars(explainer))
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: explainer.explain(X.iloc[:6]).values, range(4)))
+    for values in results:
+        np.testing.assert_array_equal(values, serial)
+    assert_same_state(before, vars(explainer))
+    assert model is not None
+
+
+@pytest.mark.parametrize("method", ["greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "sampling_shap_at_k", "svarm"])
+def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression, method):
+    X, y = regression
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
+    explainer = TopKShapley(model, k=3, prefit=True, method=method, max_evals=150, t_min=5, random_state=4).fit(X)
+    rows = X.iloc[[5, 1, 5, 2, 7]]
+    batch = explainer.explain(rows)
+    alone = explainer.explain(X.iloc[[5]])
+    np.testing.assert_array_equal(batch.values[0], alone.values[0])
+    np.testing.assert_array_equal(batch.values[2], alone.values[0])
+    np.testing.assert_array_equal(batch.diagnostics["top_k"][0], alone.diagnostics["top_k"][0])
+    moved = explainer.explain(X.iloc[[2, 7, 1, 5]])
+    np.testing.assert_array_equal(moved.values[3], alone.values[0])
