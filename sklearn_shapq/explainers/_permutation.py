@@ -245,7 +245,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
-        self._fitted_model, self._fitted_output = self.model, self.output
+        self._fitted_plan = (self.model, self.output, self.sampler, self.max_evals, self.tol)
         return self
 
     def explain(self, X: Any) -> Any:
@@ -264,8 +264,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             ``diagnostics`` (see the class notes).
         """
         check_is_fitted(self, "background_")
-        if self.model is not self._fitted_model or self.output != self._fitted_output:
-            raise ValueError("model or output changed since fit: call fit again so the base value matches.")
+        self._validate_params()  # parameters set after fit (batch_size, n_jobs, device, …)
+        fitted = self._fitted_plan
+        if self.model is not fitted[0] or (self.output, self.sampler, self.max_evals, self.tol) != fitted[1:]:
+            raise ValueError(
+                "model, output, sampler, max_evals or tol changed since fit: call fit again so that the base value "
+                "and the plan of the budget match."
+            )
         start_time = time.perf_counter()
         array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
         n_rows, d = array.shape
