@@ -15,9 +15,10 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_no_attributes_set_in_init
 from sklearn.utils.validation import check_is_fitted
-from state_checks import assert_same_state
 
 from sklearn_shapq import PermutationShapExplainer
+
+from state_checks import assert_same_state
 
 NAMES = ["a", "b", "c", "d", "e"]
 PARAMS = [

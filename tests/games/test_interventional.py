@@ -1,0 +1,149 @@
+"""The interventional game: values against a direct oracle, corners, model-row accounting, batching, threads."""
+
+import numpy as np
+import pytest
+from game_helpers import CountingModel, interventional_game
+from sklearn.datasets import load_diabetes
+from sklearn.linear_model import Ridge
+
+from sklearn_shapq.backends import ArrayBackend, CpuBackend
+from sklearn_shapq.games import InterventionalGame, make_model_function
+from sklearn_shapq.games._interventional import DEFAULT_MEMORY_BYTES
+
+from brute_force import brute_force_shapley, interventional_value
+
+
+def test_regressor_values_corners_counts_and_shapley():
+    X, _ = load_diabetes(return_X_y=True)
+    X = X[:, :5]
+    model = Ridge(alpha=0.1).fit(X, load_diabetes().target)
+    background, rows = X[:20], X[100:103]
+    game = InterventionalGame(make_model_function(model, "predict", CpuBackend()), background, rows)
+    d = X.shape[1]
+    assert (game.n_players, game.n_games, game.n_outputs) == (d, 3, 1)
+    np.testing.assert_allclose(game.full_value[:, 0], model.predict(rows), rtol=1e-12)
+    np.testing.assert_allclose(game.empty_value[:, 0], model.predict(background).mean(), rtol=1e-12)
+    np.testing.assert_allclose(game(np.ones((3, d), bool), np.arange(3))[:, 0], model.predict(rows), rtol=1e-12)
+    np.testing.assert_allclose(game(np.zeros((1, d), bool), np.array([2]))[:, 0], game.empty_value[2, 0])
+    rng = np.random.default_rng(0)
+    masks = rng.random((12, d)) < 0.5
+    games = rng.integers(0, 3, 12)
+    expected = [
+        interventional_value(model.predict, rows[g], background, np.flatnonzero(m))
+        for m, g in zip(masks, games, strict=True)
+    ]
+    np.testing.assert_allclose(game(masks, games)[:, 0], expected, rtol=1e-10)
+    np.testing.assert_array_equal(game.n_evals, np.bincount(games, minlength=3) + 2 + [1, 1, 2])
+    phi = game.shapley_values()  # the game's exact Shapley values are the interventional ones
+    assert phi.shape == (3, d, 1)
+    for g in range(3):
+        brute = brute_force_shapley(lambda s, g=g: interventional_value(model.predict, rows[g], background, s), d)
+        np.testing.assert_allclose(phi[g, :, 0], brute, atol=1e-10)
+
+
+def test_multi_output_values():
+    rng = np.random.default_rng(1)
+    d = 4
+    background, rows = rng.normal(size=(8, d)), rng.normal(size=(3, d))
+
+    def f(Z):
+        return np.column_stack([Z[:, 0] * Z[:, 1], Z[:, 2] - Z[:, 3], Z.sum(axis=1)])
+
+    game = interventional_game(f, background, rows)
+    assert game.n_outputs == 3
+    masks = rng.random((9, d)) < 0.5
+    games = np.repeat(np.arange(3), 3)
+    expected = [
+        interventional_value(f, rows[g], background, np.flatnonzero(m)) for m, g in zip(masks, games, strict=True)
+    ]
+    values = game(masks, games)
+    assert values.shape == (9, 3)
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    np.testing.assert_allclose(game.full_value, f(rows), rtol=1e-12)
+    np.testing.assert_allclose(game.empty_value, np.tile(f(background).mean(axis=0), (3, 1)), rtol=1e-12)
+
+
+def test_model_rows_and_calls_are_counted_for_the_explained_rows_only():
+    d, n_background, n_rows = 5, 7, 4
+    rng = np.random.default_rng(2)
+    model = CountingModel(d)
+    background, rows = rng.normal(size=(n_background, d)), rng.normal(size=(n_rows, d))
+    game = interventional_game(model, background, rows)
+    assert model.rows == n_background and model.calls == 1  # v(∅) from the background, at construction
+    assert game.n_model_rows == game.n_model_calls == 0  # not charged to the explained rows
+    game.full_value  # noqa: B018  (v(N) = f(x): one model row per explained row, one call)
+    assert model.rows - n_background == game.n_model_rows == n_rows
+    assert game.n_model_calls == 1
+    game.empty_value  # noqa: B018  (cached with v(N): no model call)
+    assert game.n_model_calls == 1
+    masks = rng.random((11, d)) < 0.5
+    game(masks, rng.integers(0, n_rows, 11))
+    assert model.rows - n_background == game.n_model_rows == n_rows + 11 * n_background
+    np.testing.assert_array_equal(game.n_evals.sum(), 2 * n_rows + 11)
+
+
+def test_known_empty_value_costs_no_model_call():
+    d = 3
+    model = CountingModel(d)
+    game = interventional_game(model, np.zeros((5, d)), np.ones((2, d)), empty_value=np.array([0.25]))
+    assert model.calls == 0
+    np.testing.assert_array_equal(game.empty_value[:, 0], [0.25, 0.25])
+    assert model.calls == 1 and model.rows == 2  # only v(N)
+
+
+@pytest.mark.parametrize(("batch_size", "pairs_per_call"), [(1, 1), (7, 1), (13, 1), (14, 2), (100, 14)])
+def test_batch_size_bounds_the_rows_per_model_call(batch_size, pairs_per_call):
+    d, n_background = 4, 7
+    rng = np.random.default_rng(3)
+    model = CountingModel(d)
+    background, rows = rng.normal(size=(n_background, d)), rng.normal(size=(3, d))
+    game = interventional_game(model, background, rows, batch_size=batch_size)
+    assert game.pairs_per_call == pairs_per_call and game.batch_rows == pairs_per_call * n_background
+    masks, games = rng.random((20, d)) < 0.5, rng.integers(0, 3, 20)
+    model.calls = 0
+    values = game(masks, games)
+    assert model.calls == -(-20 // pairs_per_call)
+    reference = interventional_game(CountingModel(d), background, rows, batch_size=10_000)
+    np.testing.assert_allclose(values, reference(masks, games), rtol=0, atol=1e-15)
+
+
+def test_auto_batch_size_fills_a_memory_budget():
+    d, n_background = 10, 50
+    game = interventional_game(CountingModel(d), np.zeros((n_background, d)), np.ones((2, d)))
+    assert game.batch_rows * 8 * d <= DEFAULT_MEMORY_BYTES
+    assert game.batch_rows * 8 * d > DEFAULT_MEMORY_BYTES - 8 * d * n_background
+    threaded = interventional_game(CountingModel(d), np.zeros((n_background, d)), np.ones((2, d)), n_jobs=3)
+    assert threaded.batch_rows * 8 * d * 4 <= DEFAULT_MEMORY_BYTES  # shared by the batches in flight
+    threaded.close()
+
+
+@pytest.mark.parametrize("batch_size", ["auto", 30])
+def test_threaded_model_calls_give_the_same_values_and_counts(batch_size):
+    d, n_background = 6, 10
+    rng = np.random.default_rng(4)
+    background, rows = rng.normal(size=(n_background, d)), rng.normal(size=(5, d))
+    masks, games = rng.random((40, d)) < 0.5, rng.integers(0, 5, 40)
+    results = []
+    for n_jobs in (1, 2, 4):
+        model = CountingModel(d)
+        with interventional_game(model, background, rows, batch_size=batch_size, n_jobs=n_jobs) as game:
+            model.rows = 0
+            results.append(game(masks, games))
+            assert model.rows == game.n_model_rows == 40 * n_background
+            assert game.n_model_calls == model.calls - 1  # every model call but the background's
+            if n_jobs > 1:
+                assert game.n_model_calls >= n_jobs  # the work is split over the threads
+        assert game._pool is None  # closed by the with block
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+
+
+def test_generic_array_backend_gives_the_same_values():
+    rng = np.random.default_rng(5)
+    d = 4
+    background, rows = rng.normal(size=(6, d)), rng.normal(size=(3, d))
+    masks, games = rng.random((10, d)) < 0.5, rng.integers(0, 3, 10)
+    cpu = interventional_game(CountingModel(d), background, rows)
+    twin = interventional_game(CountingModel(d), background, rows, backend=ArrayBackend(np, "twin"))
+    np.testing.assert_allclose(twin(masks, games), cpu(masks, games), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(twin.shapley_values(), cpu.shapley_values(), rtol=1e-12, atol=1e-14)
