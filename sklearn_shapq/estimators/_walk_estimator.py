@@ -74,14 +74,12 @@ class PermutationWalkEstimator(ShapleyEstimator):
     def _chunk_units(self) -> int:
         """Units per chunk: at most :data:`ROW_MASK_BYTES` of masks per row, at least one unit."""
         d = self.n_players
-        widest = int(np.diff(self.source.unit_bounds).max())
-        return max(1, ROW_MASK_BYTES // max(1, widest * (d - 1) * d))
+        return max(1, ROW_MASK_BYTES // max(1, self.source.unit_size * (d - 1) * d))
 
     def bytes_per_game(self, n_outputs: int) -> int:
         """Masks and contributions of one chunk, plus the kept units of a weighted design."""
         d = self.n_players
-        widest = int(np.diff(self.source.unit_bounds).max())
-        orderings = self._chunk_units() * widest
+        orderings = self._chunk_units() * self.source.unit_size
         kept = 0 if self.source.uniform_weights else self.source.n_units * d * n_outputs * 8
         return orderings * (d - 1) * d + 3 * orderings * (d + 1) * n_outputs * 8 + kept
 
@@ -98,7 +96,6 @@ class PermutationWalkEstimator(ShapleyEstimator):
         backend, source = game.backend, self.source
         xp = backend.xp
         n_rows, d, k = len(games), self.n_players, game.n_outputs
-        bounds = source.unit_bounds
         weighted = not source.uniform_weights
         moments = RunningMoments((n_rows, d, k), xp)
         kept = xp.empty((n_rows, source.n_units, d, k)) if weighted else None
@@ -111,9 +108,8 @@ class PermutationWalkEstimator(ShapleyEstimator):
                 last = min(end, first + chunk)
                 here = backend.to_device(active)
                 orderings = source.orderings(keys[active], first, last, backend)
-                units = walk_units(
-                    game, backend.to_device(games[active]), orderings, bounds[first : last + 1] - bounds[first]
-                )
+                bounds = source.bounds(first, last)
+                units = walk_units(game, backend.to_device(games[active]), orderings, bounds - bounds[0])
                 if weighted:
                     kept[here, first:last] = units
                 else:
@@ -137,4 +133,5 @@ class PermutationWalkEstimator(ShapleyEstimator):
             values[finished], stderr[finished] = estimate[among_active], error[among_active]
             units_used[active[done]] = end
             active = active[~done]
-        return ShapleyEstimate(values, stderr, units_used - 1.0, 2 + bounds[units_used] * (d - 1))
+        orderings_used = np.minimum(units_used * source.unit_size, source.n_orderings)
+        return ShapleyEstimate(values, stderr, units_used - 1.0, 2 + orderings_used * (d - 1))

@@ -59,8 +59,9 @@ class OrderingSource(ABC):
 
     Attributes
     ----------
-    unit_bounds : int ndarray of shape (m + 1,)
-        Unit u holds orderings ``unit_bounds[u]`` … ``unit_bounds[u + 1] − 1``.
+    unit_size : int
+        Orderings per unit: unit u holds orderings u · unit_size … min((u + 1) · unit_size, n) − 1
+        (only the last unit may be shorter). Nothing of size n is held, whatever the budget.
     """
 
     name: ClassVar[str]
@@ -81,12 +82,16 @@ class OrderingSource(ABC):
         self.seed = int(seed)
         self.lam = lam
         self.n_candidates = n_candidates
-        self.unit_bounds = np.arange(self.n_orderings + 1)
+        self.unit_size = 1
 
     @property
     def n_units(self) -> int:
         """Number of sampling units."""
-        return len(self.unit_bounds) - 1
+        return -(-self.n_orderings // self.unit_size)
+
+    def bounds(self, first_unit: int, last_unit: int) -> np.ndarray:
+        """First ordering of units ``first_unit`` … ``last_unit`` (the last entry ends unit last − 1)."""
+        return np.minimum(np.arange(first_unit, last_unit + 1, dtype=np.int64) * self.unit_size, self.n_orderings)
 
     @classmethod
     def too_many(cls, n_orderings: int, n_features: int) -> str | None:
@@ -120,7 +125,8 @@ class OrderingSource(ABC):
         """
 
     def _range(self, first_unit: int, last_unit: int) -> tuple[int, int]:
-        return int(self.unit_bounds[first_unit]), int(self.unit_bounds[last_unit])
+        start, stop = self.bounds(first_unit, last_unit)[[0, -1]]
+        return int(start), int(stop)
 
     def ordering_weights(self, n: int) -> np.ndarray:
         """Weights (summing to 1) of the first n orderings when a walk stops there."""
@@ -128,7 +134,8 @@ class OrderingSource(ABC):
 
     def unit_weights(self, n_units: int) -> np.ndarray:
         """Weights (summing to 1) of the first ``n_units`` units when the walk stops there."""
-        return np.add.reduceat(self.ordering_weights(int(self.unit_bounds[n_units])), self.unit_bounds[:n_units])
+        bounds = self.bounds(0, n_units)
+        return np.add.reduceat(self.ordering_weights(int(bounds[-1])), bounds[:-1])
 
     def is_exact(self, n_units: int) -> bool:
         """Whether the first ``n_units`` units weigh every permutation 1/d! (exact values)."""
@@ -143,11 +150,6 @@ def register_source(cls: type[OrderingSource]) -> type[OrderingSource]:
     """Class decorator: make an ordering source available under its ``name``."""
     ORDERING_SOURCES[cls.name] = cls
     return cls
-
-
-def unit_bounds(n: int, size: int) -> np.ndarray:
-    """Cut n orderings into units of ``size`` (the last one possibly shorter); return the bounds."""
-    return np.unique(np.append(np.arange(0, n, size), n))
 
 
 @register_source
@@ -181,7 +183,7 @@ class AntitheticSource(MonteCarloSource):
 
     def __init__(self, n_orderings: int, n_features: int, seed: int, **options: Any) -> None:
         super().__init__(n_orderings, n_features, seed, **options)
-        self.unit_bounds = unit_bounds(self.n_orderings, 2)
+        self.unit_size = 2
 
 
 @register_source
@@ -198,7 +200,7 @@ class OrthogonalSource(OrderingSource):
         super().__init__(n_orderings, n_features, seed, **options)
         self.block_size = 2 * (self.n_features - 1)
         unit = self.block_size if self.n_orderings >= 2 * self.block_size else 2
-        self.unit_bounds = unit_bounds(self.n_orderings, unit)
+        self.unit_size = unit
 
     def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
         """Build the orderings from only the Gaussian columns they need.
@@ -320,7 +322,7 @@ class KernelDesignSource(DesignSource):
 
     def is_exact(self, n_units: int) -> bool:
         """Whether the first ``n_units`` orderings weigh every permutation 1/d!."""
-        d, n = self.n_features, int(self.unit_bounds[n_units])
+        d, n = self.n_features, int(self.bounds(0, n_units)[-1])
         if not is_enumerated(n, d):
             return False
         codes = self.design[:n].astype(np.int64) @ (d ** np.arange(d))
