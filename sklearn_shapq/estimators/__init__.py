@@ -1,15 +1,15 @@
 """Estimators: turn evaluations of a game into Shapley estimates and standard errors."""
 
 from sklearn_shapq.estimators._exact import exact_shapley, shapley_from_table
-from sklearn_shapq.estimators._kernel_statistics import statistic_shapley
 from sklearn_shapq.estimators._owen import owen_plan, owen_shapley
 from sklearn_shapq.estimators._permutation_walk import permutation_walk, prefix_masks
-from sklearn_shapq.estimators._product_kernel import (
+from sklearn_shapq.estimators._product_kernel_shapley import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
     resolve_product_kernel_method,
 )
 from sklearn_shapq.estimators._source_walk import walk_source
+from sklearn_shapq.estimators._statistic_shapley import statistic_shapley
 from sklearn_shapq.estimators._stratified import stratified_plan, stratified_shapley
 from sklearn_shapq.estimators._topk import (
     PAC_METHODS,

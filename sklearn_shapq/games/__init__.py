@@ -8,10 +8,10 @@ from sklearn_shapq.games._coalition import (
     planted_unanimity_game,
 )
 from sklearn_shapq.games._interventional import InterventionalGame
+from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
 from sklearn_shapq.games._model_coalition import LocalModelGame, MarginalScoreGame, RetrainGame
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
-from sklearn_shapq.games._product_kernel import KernelComponent, KernelExpansion, ProductKernelGame
 
 __all__ = [
     "OUTPUTS",
