@@ -12,7 +12,7 @@ from typing import Any
 
 import joblib
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, _Constraint
+from sklearn.utils._param_validation import Interval, StrOptions
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -106,8 +106,11 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-class _DeviceString(_Constraint):
-    """Constraint of ``device``: "cpu", "auto", "cuda" or "cuda:N"."""
+class _DeviceString(StrOptions):
+    """Constraint of ``device``: "cpu", "auto", "cuda" or "cuda:N" (a StrOptions that also takes "cuda:N")."""
+
+    def __init__(self) -> None:
+        super().__init__({"cpu", "cuda", "auto"})
 
     def is_satisfied_by(self, val: Any) -> bool:
         return isinstance(val, str) and _DEVICE_PATTERN.match(val.strip().lower()) is not None
