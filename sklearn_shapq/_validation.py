@@ -12,7 +12,9 @@ from typing import Any
 
 import joblib
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+
+from sklearn_shapq.backends import ArrayBackend
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -121,8 +123,8 @@ class _DeviceString(StrOptions):
 
 _DEVICE_PATTERN = re.compile(r"^(cpu|auto|cuda(:\d+)?)$")
 
-DEVICE = [_DeviceString()]
-"""``_parameter_constraints`` entry of ``device``."""
+DEVICE = [_DeviceString(), Hidden(ArrayBackend)]
+"""``_parameter_constraints`` entry of ``device`` (a backend object is taken too, for the numpy twin in tests)."""
 
 N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
 """``n_jobs`` with joblib's semantics: None (1 outside a joblib context), -1 all cores, -2 all but one, …"""
