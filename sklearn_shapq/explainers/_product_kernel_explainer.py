@@ -279,7 +279,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
                     f"The interventional game costs about N·n·d² = {references.shape[0] * n_anchors * d * d:.1e} "
                     "operations per explained row; lower background_size if this is too slow.",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # the caller of fit, past _fit_context's wrapper
                 )
         backend = resolve_backend(self.device)
         method = resolve_product_kernel_method(self.method, d, backend.is_gpu)

@@ -343,3 +343,16 @@ def test_cuda_equals_cpu(regression, value_function):
     assert cuda.device_ == "cuda:0" and cuda.method_ == "quadrature"
     np.testing.assert_allclose(cuda.shap_values(X[:9]), cpu.shap_values(X[:9]), rtol=1e-10, atol=1e-12)
     assert cuda.expected_value_ == pytest.approx(cpu.expected_value_, rel=1e-12)
+
+
+def test_costly_interventional_game_warns_at_the_callers_line(monkeypatch):
+    from sklearn_shapq.explainers import _product_kernel_explainer
+
+    monkeypatch.setattr(_product_kernel_explainer, "_COSTLY_OPERATIONS", 1)
+    rng = np.random.default_rng(0)
+    explainer = ProductKernelShapExplainer.from_dual(
+        np.ones(3), rng.normal(size=(3, 2)), value_function="interventional"
+    )
+    with pytest.warns(UserWarning, match="background_size") as record:
+        explainer.fit(rng.normal(size=(5, 2)))
+    assert record[0].filename == __file__
