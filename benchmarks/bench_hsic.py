@@ -4,8 +4,9 @@ What is measured
 ----------------
 **Timing grid.** Data: X ~ N(0, I_d), y = x0·x1 + sin(x2) + 0.1 ε (a regression target, so an rbf
 target kernel), for n in ``--n`` (default 1000, 2000, 5000) and d in ``--d`` (default 20, 50, 100).
-``HSICAttribution()`` runs with its defaults (rbf factors, per-feature median bandwidths, biased
-estimator, ``method="auto"``, ``device="cpu"``, ``batch_size="auto"``). Every configuration runs in
+``HSICAttribution(progress=False)`` runs with its defaults (rbf factors, per-feature median bandwidths,
+``statistic="biased"``, ``method="auto"``, ``device="cpu"``, scikit-learn's default ``working_memory``
+of 1024 MiB for the blocks of pair weights). Every configuration runs in
 a fresh process (multiprocessing, spawn), which first makes a warm-up call on 64 rows (numba loads
 or compiles its kernels; reported separately), then times ``fit`` ``--repeats`` times (median), then
 fits once more under ``tracemalloc`` and ``cProfile``. For n >= 5000 only the traced fit runs, and
@@ -270,11 +271,11 @@ def ours_case(n: int, d: int, seed: int, repeats: int, trace: bool, device: str 
     ``wall_s_median`` where both exist).
     """
     X, y = planted_interaction(n, d, seed)
-    _, warm_wall, _ = timed(lambda: HSICAttribution(device=device).fit(X[:64], y[:64]))
+    _, warm_wall, _ = timed(lambda: HSICAttribution(device=device, progress=False).fit(X[:64], y[:64]))
     rss_before, max_before = rss_now_mib(), max_rss_mib()
     walls, cpus = [], []
     for _ in range(repeats):
-        sel, wall, cpu = timed(lambda: HSICAttribution(device=device).fit(X, y))
+        sel, wall, cpu = timed(lambda: HSICAttribution(device=device, progress=False).fit(X, y))
         walls.append(wall)
         cpus.append(cpu)
     out: dict = {"n": n, "d": d, "device": device, "warmup_wall_s": warm_wall, "timed_under_tracemalloc": not walls}
@@ -282,7 +283,7 @@ def ours_case(n: int, d: int, seed: int, repeats: int, trace: bool, device: str 
         profile = cProfile.Profile()
         tracemalloc.start()
         profile.enable()
-        sel, wall, cpu = timed(lambda: HSICAttribution(device=device).fit(X, y))
+        sel, wall, cpu = timed(lambda: HSICAttribution(device=device, progress=False).fit(X, y))
         profile.disable()
         out["tracemalloc_peak_mib"] = tracemalloc.get_traced_memory()[1] / MIB
         out["traced_fit_wall_s"] = wall
@@ -349,7 +350,7 @@ def agreement(quick: bool) -> list[dict]:
     rows = []
     for target, labels in (("rbf", y), ("delta", y_class)):
         for bandwidth in ("median_per_feature", "median"):
-            sel = HSICAttribution(bandwidth_x=bandwidth).fit(X, labels)
+            sel = HSICAttribution(bandwidth_x=bandwidth, progress=False).fit(X, labels)
             gamma_y = None if sel.bandwidth_y_ is None else 1.0 / (2.0 * sel.bandwidth_y_**2)
             paper = paper_hsic_shapley(X, labels.astype(np.float64), 1.0 / (2.0 * sel.bandwidths_**2), gamma_y)
             scale = np.abs(sel.attributions_).max()
@@ -382,7 +383,7 @@ def bandwidth_study(seeds: int, n: int, d: int) -> dict:
             ranks, sigmas, walls = [], [], []
             for seed in range(seeds):
                 X, y = make(n, d, seed)
-                sel, wall, _ = timed(partial(HSICAttribution(bandwidth_x=rule).fit, X, y))
+                sel, wall, _ = timed(partial(HSICAttribution(bandwidth_x=rule, progress=False).fit, X, y))
                 ranks.append(sel.ranking_[relevant].tolist())
                 sigmas.append(float(np.median(sel.bandwidths_)))
                 walls.append(wall)
@@ -484,8 +485,8 @@ def main() -> int:
             "repeats_note": "after a warm-up call: median of untraced repeats for n < 5000, then one fit under "
             "tracemalloc; for n >= 5000 that one traced fit is the timing (timed_under_tracemalloc)",
             "data": PROBLEMS["interaction"][2] + " (seed 0), rbf target kernel",
-            "ours": "HSICAttribution() defaults: rbf, bandwidth_x='median_per_feature', biased, method='auto', "
-            "device='cpu', batch_size='auto'; each configuration in a fresh spawned process",
+            "ours": "HSICAttribution() defaults: rbf, bandwidth_x='median_per_feature', statistic='biased', "
+            "method='auto', device='cpu', working_memory 1024 MiB; each configuration in a fresh spawned process",
             "paper": "paper_hsic_shapley: d x n x n Gram matrices, per-feature ESP recurrence over the other d-1 "
             f"Gram matrices (O(n^2 d^3)), single-threaded numpy, chunks of {PAPER_CHUNK} pairs, our bandwidths",
             "paper_sizes": args.paper_sizes,

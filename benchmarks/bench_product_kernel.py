@@ -276,7 +276,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
         ("quadrature", "quadrature", None),
         ("auto_1thread", "auto", 1),
     ):
-        explainer = ProductKernelShapExplainer(model, method=method).fit()
+        explainer = ProductKernelShapExplainer(model, method=method, progress=False).fit()
         explainer.explain(X[:2])  # warm-up (numba cache load, first-call dispatch)
         saved = numba.get_num_threads()
         if threads is not None:
@@ -322,7 +322,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
         np.abs(ours["quadrature"]["values"] - ours["auto"]["values"]).max()
     )
     if d <= BRUTE_FORCE_MAX_D:
-        brute = ProductKernelShapExplainer(model, method="brute_force").fit()
+        brute = ProductKernelShapExplainer(model, method="brute_force", progress=False).fit()
         values, wall, _ = timed(lambda: brute.shap_values(X))
         out["brute_force"] = {
             "wall_s_per_row": wall / n,
@@ -346,7 +346,7 @@ def peers_case(problem: dict, args: argparse.Namespace) -> dict:
     X, fx = problem["X_explain"][: args.peer_rows], problem["fx"][: args.peer_rows]
     n = len(X)
     exact_explainer = ProductKernelShapExplainer(
-        model, value_function="interventional", background_size=args.n_bg, random_state=0
+        model, value_function="interventional", background_size=args.n_bg, random_state=0, progress=False
     ).fit(X_train)
     background = exact_explainer.references_
     exact_explainer.explain(X[:1])  # warm-up
@@ -434,7 +434,9 @@ def gpu_case(args: argparse.Namespace) -> dict:
     out: dict = {"n_train": n, "d": d, "gamma": 1.0 / d, "rows_cuda": len(X), "rows_cpu": n_cpu}
     values = {}
     for device, rows in (("cpu", X[:n_cpu]), ("cuda", X)):
-        explainer = ProductKernelShapExplainer.from_dual(dual_coef, X_fit, gamma=1.0 / d, device=device).fit()
+        explainer = ProductKernelShapExplainer.from_dual(
+            dual_coef, X_fit, gamma=1.0 / d, device=device, progress=False
+        ).fit()
         explainer.explain(rows[:4])  # warm-up: numba cache, cupy kernel compilation
         repeats = args.repeats if device == "cuda" else min(args.repeats, 3)
         explanation, timing = repeat_timed(lambda explainer=explainer, rows=rows: explainer.explain(rows), repeats)
@@ -563,7 +565,7 @@ def main() -> int:
     for value_function in ("pkex", "interventional"):
         for method in ("auto", "quadrature", "brute_force"):
             explainer = ProductKernelShapExplainer.from_dual(
-                rng.normal(size=20), X_small, value_function=value_function, method=method
+                rng.normal(size=20), X_small, value_function=value_function, method=method, progress=False
             )
             explainer.fit(X_small).explain(X_small[:2])
     res["warmup_s"] = time.perf_counter() - warm_start

@@ -44,15 +44,23 @@ def resolve_bandwidths(bandwidth: Any, X: np.ndarray, name: str) -> np.ndarray:
     """Per-feature bandwidths σ_j (d,) from a rule name, a positive number or an array of d.
 
     "median" (the paper's): one σ, the median Euclidean distance between rows of X, shared by
-    every feature. "median_per_feature": σ_j is the median |x_aj − x_bj| of feature j.
+    every feature. "median_per_feature": σ_j is the median |x_aj − x_bj| of feature j. The
+    parameter's type was validated by the public class; only what depends on d is checked here.
+
+    Raises
+    ------
+    ValueError
+        An array that does not hold d positive values (``name`` is the parameter in the message).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [1.0, 4.0], [2.0, 8.0]])
+    >>> resolve_bandwidths("median_per_feature", X, "bandwidth").tolist()
+    [1.0, 4.0]
     """
     d = X.shape[1]
     if isinstance(bandwidth, str):
-        if bandwidth == "median":
-            return np.full(d, median_distance(X))
-        if bandwidth == "median_per_feature":
-            return median_distance_per_feature(X)
-        raise ValueError(f"{name} must be one of {BANDWIDTH_RULES}, a positive number or an array of {d}.")
+        return np.full(d, median_distance(X)) if bandwidth == "median" else median_distance_per_feature(X)
     values = np.asarray(bandwidth, dtype=np.float64)
     if values.ndim == 0:
         values = np.full(d, float(values))
@@ -61,9 +69,10 @@ def resolve_bandwidths(bandwidth: Any, X: np.ndarray, name: str) -> np.ndarray:
     return values
 
 
-def kernel_factors(kernel: str, bandwidths: np.ndarray, name: str = "kernel") -> tuple[np.ndarray, np.ndarray]:
-    """Factor kinds and scales: rbf exp(−(a−b)²/(2σ²)), laplacian exp(−|a−b|/σ); σ = inf gives γ = 0."""
-    if kernel not in KERNELS:
-        raise ValueError(f"{name} must be one of {KERNELS}, got {kernel!r}.")
+def kernel_factors(kernel: str, bandwidths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Factor kinds and scales of ``kernel`` in :data:`KERNELS`.
+
+    rbf exp(−(a−b)²/(2σ²)), laplacian exp(−|a−b|/σ); σ = inf gives γ = 0.
+    """
     gammas = 1.0 / (2.0 * bandwidths**2) if kernel == "rbf" else 1.0 / bandwidths
     return np.full(bandwidths.shape[0], FACTOR_KINDS[kernel], dtype=np.int8), gammas

@@ -1,31 +1,66 @@
-"""Shared plumbing of the kernel-statistic attributions: parameters, blocks, the computation."""
+"""Shared plumbing of the kernel-statistic attributions: constraints, block sizes, the computation."""
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._chunking import get_chunk_n_rows
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._explanation import make_explanation
-from sklearn_shapq._validation import check_positive_int, default_feature_names
-from sklearn_shapq.attribution._bandwidth import kernel_factors, resolve_bandwidths
+from sklearn_shapq._validation import default_feature_names
+from sklearn_shapq.attribution._bandwidth import BANDWIDTH_RULES, KERNELS, kernel_factors, resolve_bandwidths
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.backends._product_kernel import METHODS
 from sklearn_shapq.estimators import resolve_product_kernel_method, statistic_shapley
 
-_AUTO_BLOCK_ELEMENTS = 1 << 22  # weights of one block of rows: 32 MiB of float64
+KERNEL = [StrOptions(set(KERNELS))]
+"""``_parameter_constraints`` entry of the per-feature kernel (``kernel_x`` of HSIC, ``kernel`` of MMD)."""
+
+BANDWIDTH = [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither"), "array-like"]
+"""Per-feature bandwidths: a median rule, one positive number, or d positive numbers (checked in fit)."""
+
+METHOD = [StrOptions({"auto", *METHODS})]
+"""Algorithm per pair of samples."""
+
+STATISTIC = [StrOptions({"biased", "unbiased"})]
+"""Which estimate of the statistic is attributed (``statistic``)."""
+
+_ESTIMATOR_ROW_TEMPORARIES = 3  # (N,) float64 rows per block row in statistic_shapley: triu, doubled, device copy
 
 
-def block_rows(batch_size: Any, n_samples: int) -> int:
-    """Rows per block: ``batch_size`` or, for "auto", 32 MiB of weights."""
-    if batch_size == "auto":
-        return max(1, _AUTO_BLOCK_ELEMENTS // max(1, n_samples))
-    return check_positive_int(batch_size, "batch_size")
+def block_rows(n_samples: int, row_temporaries: int) -> int:
+    """Rows of samples per block so that a block's temporaries fit in scikit-learn's ``working_memory``.
+
+    Parameters
+    ----------
+    n_samples : int
+        N, the pooled sample size.
+    row_temporaries : int
+        float64 arrays of N entries the weight provider holds per row of a block.
+
+    Returns
+    -------
+    int
+        Between 1 and N; ``sklearn.set_config(working_memory=MiB)`` (default 1024) sets it, as for
+        ``sklearn.metrics.pairwise_distances_chunked``.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> with sklearn.config_context(working_memory=1):
+    ...     block_rows(1000, 5)
+    16
+    """
+    row_bytes = 8 * n_samples * (row_temporaries + _ESTIMATOR_ROW_TEMPORARIES)
+    return get_chunk_n_rows(row_bytes, max_n_rows=n_samples)
 
 
 def attribute_statistic(
-    U: np.ndarray, weights: Any, kernel: str, bandwidth: Any, method: str, device: str, batch_size: Any, name: str
+    U: np.ndarray, weights: Any, kernel: str, bandwidth: Any, method: str, device: str, progress: bool, name: str
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Shapley attributions of Σ_ab W_ab K(u_a, u_b) and the statistic itself.
 
@@ -33,9 +68,10 @@ def attribute_statistic(
     ----------
     U : array of shape (N, d)
     weights : weight provider
+        Has ``rows(start, stop)`` and ``row_temporaries``.
     kernel, bandwidth : the product kernel on U (see :func:`resolve_bandwidths`)
     method : {"auto", "prefix_suffix", "quadrature"}
-    device, batch_size : as in the public classes
+    device, progress : as in the public classes (validated there)
     name : str
         Name of the bandwidth parameter in messages.
 
@@ -47,15 +83,13 @@ def attribute_statistic(
         textbook formulas).
     bandwidths : ndarray of shape (d,)
     """
-    if method not in ("auto", *METHODS):
-        raise ValueError(f"method must be one of {('auto', *METHODS)}, got {method!r}.")
     bandwidths = resolve_bandwidths(bandwidth, U, name)
     kinds, gammas = kernel_factors(kernel, bandwidths)
-    rows = block_rows(batch_size, U.shape[0])
+    rows = block_rows(U.shape[0], weights.row_temporaries)
     backend = resolve_backend(device)
     with backend.activate():
         resolved = resolve_product_kernel_method(method, U.shape[1], backend.is_gpu)
-        attributions = statistic_shapley(U, weights, kinds, gammas, backend, resolved, rows)
+        attributions = statistic_shapley(U, weights, kinds, gammas, backend, resolved, rows, progress)
     return attributions, float(attributions.sum()), bandwidths
 
 
@@ -66,7 +100,12 @@ class GlobalAttributionMixin:
         """Return the attributions as a one-row ``shap.Explanation`` (base value 0) for shap's plots.
 
         Use ``explain()[0]`` with ``shap.plots.bar`` to keep the signs (a 2-D Explanation is
-        plotted as mean absolute values).
+        plotted as mean absolute values). The estimator is not changed.
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` of shape (1, d), ``base_values`` 0, the feature names.
         """
         check_is_fitted(self, "attributions_")
         d = self.n_features_in_

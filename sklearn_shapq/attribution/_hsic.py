@@ -6,17 +6,23 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_shapq._validation import DEVICE, PROGRESS
 from sklearn_shapq.attribution._bandwidth import median_distance
-from sklearn_shapq.attribution._common import GlobalAttributionMixin, attribute_statistic
+from sklearn_shapq.attribution._common import (
+    BANDWIDTH,
+    KERNEL,
+    METHOD,
+    STATISTIC,
+    GlobalAttributionMixin,
+    attribute_statistic,
+)
 from sklearn_shapq.games import HSICWeights
-
-ESTIMATORS = ("biased", "unbiased")
-TARGET_KERNELS = ("auto", "delta", "rbf")
 
 
 class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
@@ -44,16 +50,18 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         "auto" takes delta for binary and multiclass targets, rbf otherwise.
     bandwidth_y : "median" or float, default="median"
         σ of the rbf target kernel (median distance between targets, or a number).
-    estimator : {"biased", "unbiased"}, default="biased"
-        "biased": (n − 1)⁻² tr(KHLH) (the paper's). "unbiased": Song et al. (2012), n >= 4.
+    statistic : {"biased", "unbiased"}, default="biased"
+        Which estimate of HSIC is attributed: "biased", (n − 1)⁻² tr(KHLH) (the paper's), or
+        "unbiased", Song et al. (2012), n >= 4.
     n_features_to_select : int or float, default=0.2
-        Features kept by ``transform``: a count, or a fraction of d (the paper's top 20%).
+        Features kept by ``transform``: a count (at most d), or a fraction of d in (0, 1] (the
+        paper's top 20%).
     method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
         Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-    batch_size : int or "auto", default="auto"
-        Rows of samples per block; memory grows with ``batch_size`` × n, never with n² or d n²
-        ("auto": 32 MiB of pair weights per block; about 220 MiB peak measured for n <= 5000).
+        numba kernels on the CPU, cupy kernels on CUDA.
+    progress : bool, default=True
+        Show a progress bar over the pairs of samples; it appears only once ``fit`` has run 3 s.
 
     Attributes
     ----------
@@ -68,9 +76,18 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     bandwidth_y_ : float or None
         σ of the rbf target kernel (None for delta).
     kernel_y_ : str
+    n_features_to_select_ : int
+        Number of features ``transform`` keeps.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame.
+
+    Notes
+    -----
+    Pair weights are generated in blocks of rows, so memory grows with the block's rows × n, never
+    with n² or d n²; a block's temporaries fit in scikit-learn's ``working_memory``
+    (``sklearn.set_config(working_memory=MiB)``, default 1024 MiB), as in
+    ``sklearn.metrics.pairwise_distances_chunked``.
 
     Examples
     --------
@@ -85,6 +102,21 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "kernel_x": KERNEL,
+        "bandwidth_x": BANDWIDTH,
+        "kernel_y": [StrOptions({"auto", "delta", "rbf"})],
+        "bandwidth_y": [StrOptions({"median"}), Interval(Real, 0, None, closed="neither")],
+        "statistic": STATISTIC,
+        "n_features_to_select": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="right"),
+        ],
+        "method": METHOD,
+        "device": DEVICE,
+        "progress": PROGRESS,
+    }
+
     def __init__(
         self,
         *,
@@ -92,21 +124,21 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         bandwidth_x: Any = "median_per_feature",
         kernel_y: str = "auto",
         bandwidth_y: Any = "median",
-        estimator: str = "biased",
+        statistic: str = "biased",
         n_features_to_select: int | float = 0.2,
         method: str = "auto",
         device: str = "cpu",
-        batch_size: int | str = "auto",
+        progress: bool = True,
     ) -> None:
         self.kernel_x = kernel_x
         self.bandwidth_x = bandwidth_x
         self.kernel_y = kernel_y
         self.bandwidth_y = bandwidth_y
-        self.estimator = estimator
+        self.statistic = statistic
         self.n_features_to_select = n_features_to_select
         self.method = method
         self.device = device
-        self.batch_size = batch_size
+        self.progress = progress
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -115,8 +147,6 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
 
     def _target_kernel(self, y: np.ndarray) -> tuple[np.ndarray, str, float | None]:
         """Return the target as (n, p) floats, its kernel and the rbf σ."""
-        if self.kernel_y not in TARGET_KERNELS:
-            raise ValueError(f"kernel_y must be one of {TARGET_KERNELS}, got {self.kernel_y!r}.")
         kind = self.kernel_y
         if kind == "auto":
             kind = "delta" if type_of_target(y) in ("binary", "multiclass") else "rbf"
@@ -126,16 +156,10 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
                 raise ValueError("HSIC with a delta target kernel needs at least two classes in y.")
             return codes.reshape(-1, 1).astype(np.float64), kind, None
         values = np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
-        if isinstance(self.bandwidth_y, str):
-            if self.bandwidth_y != "median":
-                raise ValueError(f"bandwidth_y must be 'median' or a positive number, got {self.bandwidth_y!r}.")
-            sigma = median_distance(values)
-        elif isinstance(self.bandwidth_y, Real) and self.bandwidth_y > 0:
-            sigma = float(self.bandwidth_y)
-        else:
-            raise ValueError(f"bandwidth_y must be 'median' or a positive number, got {self.bandwidth_y!r}.")
+        sigma = median_distance(values) if self.bandwidth_y == "median" else float(self.bandwidth_y)
         return values, kind, sigma
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> HSICAttribution:
         """Attribute HSIC(X, y) to the features of X.
 
@@ -148,36 +172,42 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A parameter of the wrong type or out of range (a ValueError naming it).
+        ValueError
+            Bad data, an integer ``n_features_to_select`` above d, or a bandwidth array that is not
+            d positive numbers.
         """
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}.")
-        minimum = 4 if self.estimator == "unbiased" else 2
+        minimum = 4 if self.statistic == "unbiased" else 2
         X, y = validate_data(
             self, X, y, dtype=np.float64, multi_output=True, ensure_min_samples=minimum, y_numeric=False
         )
-        self._check_n_features_to_select(X.shape[1])
+        n_selected = self._n_selected(X.shape[1])
         target, kind, sigma_y = self._target_kernel(y)
         gamma_y = 0.0 if sigma_y is None else 1.0 / (2.0 * sigma_y**2)
-        weights = HSICWeights(target, kind, gamma_y, self.estimator == "unbiased")
+        weights = HSICWeights(target, kind, gamma_y, self.statistic == "unbiased")
         self.attributions_, self.hsic_, self.bandwidths_ = attribute_statistic(
-            X, weights, self.kernel_x, self.bandwidth_x, self.method, self.device, self.batch_size, "bandwidth_x"
+            X, weights, self.kernel_x, self.bandwidth_x, self.method, self.device, self.progress, "bandwidth_x"
         )
         order = np.argsort(-self.attributions_, kind="stable")
         self.ranking_ = np.empty(X.shape[1], dtype=int)
         self.ranking_[order] = np.arange(1, X.shape[1] + 1)
         self.kernel_y_, self.bandwidth_y_ = kind, sigma_y
+        self.n_features_to_select_ = n_selected
         return self
 
-    def _check_n_features_to_select(self, d: int) -> int:
+    def _n_selected(self, d: int) -> int:
+        """Features kept among d: the count (at most d) or the fraction of d (at least 1)."""
         k = self.n_features_to_select
-        if isinstance(k, Integral) and not isinstance(k, bool):
-            if not 1 <= k <= d:
+        if isinstance(k, Integral):
+            if k > d:
                 raise ValueError(f"n_features_to_select must be between 1 and d = {d}, got {k}.")
             return int(k)
-        if isinstance(k, Real) and 0 < k <= 1:
-            return max(1, round(k * d))
-        raise ValueError(f"n_features_to_select must be an int in [1, d] or a fraction in (0, 1], got {k!r}.")
+        return max(1, round(k * d))
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "attributions_")
-        return self.ranking_ <= self._check_n_features_to_select(self.n_features_in_)
+        return self.ranking_ <= self.n_features_to_select_

@@ -2,27 +2,43 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._chunking import get_chunk_n_rows
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_data
+from sklearn_shapq._validation import DEVICE, PROGRESS, RANDOM_STATE, check_data
 from sklearn_shapq.attribution._bandwidth import kernel_factors
-from sklearn_shapq.attribution._common import GlobalAttributionMixin, attribute_statistic
+from sklearn_shapq.attribution._common import (
+    BANDWIDTH,
+    KERNEL,
+    METHOD,
+    STATISTIC,
+    GlobalAttributionMixin,
+    attribute_statistic,
+)
 from sklearn_shapq.backends._product_kernel import factor_tensor
 from sklearn_shapq.games import MMDWeights
 
-ESTIMATORS = ("unbiased", "biased")
-_GRAM_BLOCK_BYTES = 64 * 2**20
-
 
 def permuted_mmd2(
-    U: np.ndarray, n: int, kinds: np.ndarray, gammas: np.ndarray, labels: np.ndarray, unbiased: bool
+    U: np.ndarray,
+    n: int,
+    kinds: np.ndarray,
+    gammas: np.ndarray,
+    labels: np.ndarray,
+    unbiased: bool,
+    progress: bool = False,
 ) -> np.ndarray:
     """MMD² for several splits of the pooled sample at once, from one blocked pass over its Gram matrix.
+
+    Blocks of rows of the Gram matrix fit in scikit-learn's ``working_memory``.
 
     Parameters
     ----------
@@ -33,6 +49,8 @@ def permuted_mmd2(
     labels : bool array of shape (N, P)
         Column p marks the n rows of the first sample of split p.
     unbiased : bool
+    progress : bool, default=False
+        Show a delayed progress bar over the rows of the Gram matrix.
 
     Returns
     -------
@@ -43,15 +61,18 @@ def permuted_mmd2(
     within_x = np.zeros(labels.shape[1])
     within_z = np.zeros(labels.shape[1])
     across = np.zeros(labels.shape[1])
-    step = max(1, _GRAM_BLOCK_BYTES // (8 * size * U.shape[1]))
-    for start in range(0, size, step):
-        rows = slice(start, min(start + step, size))
-        gram = np.prod(factor_tensor(U[rows], U, kinds, gammas), axis=2)  # (rows, N)
-        to_first = gram @ first  # Σ_b K_ab 1[b in X_p]
-        to_second = gram.sum(axis=1, keepdims=True) - to_first
-        within_x += (first[rows] * to_first).sum(axis=0)
-        within_z += ((1.0 - first[rows]) * to_second).sum(axis=0)
-        across += (first[rows] * to_second).sum(axis=0)
+    # per row: the (N, d) factors and the (N,) Gram row; (P,) sums to either sample and products
+    step = get_chunk_n_rows(8 * (size * (U.shape[1] + 1) + 6 * labels.shape[1]), max_n_rows=size)
+    with progress_bar(progress, size, "permutation test", "row") as bar:
+        for start in range(0, size, step):
+            rows = slice(start, min(start + step, size))
+            gram = np.prod(factor_tensor(U[rows], U, kinds, gammas), axis=2)  # (rows, N)
+            to_first = gram @ first  # Σ_b K_ab 1[b in X_p]
+            to_second = gram.sum(axis=1, keepdims=True) - to_first
+            within_x += (first[rows] * to_first).sum(axis=0)
+            within_z += ((1.0 - first[rows]) * to_second).sum(axis=0)
+            across += (first[rows] * to_second).sum(axis=0)
+            bar.update(gram.shape[0])
     if unbiased:  # drop the unit diagonal
         return (within_x - n) / (n * (n - 1)) + (within_z - m) / (m * (m - 1)) - 2.0 * across / (n * m)
     return within_x / n**2 + within_z / m**2 - 2.0 * across / (n * m)
@@ -73,17 +94,21 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         σ_j of the factors, from the pooled sample: "median" (the paper's) is one σ, the median
         Euclidean distance between pooled rows, for all features; one kernel serves all three
         blocks (X–X, Z–Z, X–Z), as an MMD requires.
-    estimator : {"unbiased", "biased"}, default="unbiased"
-        The U-statistic (the paper's; can be negative) or the V-statistic.
+    statistic : {"unbiased", "biased"}, default="unbiased"
+        Which estimate of MMD² is attributed: "unbiased", the U-statistic (the paper's; can be
+        negative), or "biased", the V-statistic.
     n_permutations : int or None, default=None
         With an int, a permutation test of MMD² = 0: ``p_value_`` from that many random splits of
         the pooled sample (one blocked pass over the Gram matrix for all of them).
     method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
+        Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-    batch_size : int or "auto", default="auto"
-        Rows of pooled samples per block (memory grows with ``batch_size`` × (n + m)).
+        numba kernels on the CPU, cupy kernels on CUDA (the permutation test runs on the CPU).
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the permutation test.
+    progress : bool, default=True
+        Show progress bars over the pairs of samples and the permutation test; they appear only
+        once a loop has run 3 s.
 
     Attributes
     ----------
@@ -98,6 +123,12 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame.
 
+    Notes
+    -----
+    Pair weights are generated in blocks of rows of the pooled sample, so memory grows with the
+    block's rows × (n + m), never with (n + m)²; a block's temporaries fit in scikit-learn's
+    ``working_memory`` (``sklearn.set_config(working_memory=MiB)``, default 1024 MiB).
+
     Examples
     --------
     >>> import numpy as np
@@ -110,27 +141,41 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     (3, True)
     """
 
+    # Not checked by sklearn.utils.estimator_checks.check_estimator: fit(X, Z) takes two samples of
+    # the same features, while the checks call fit(X, y) with a target of shape (n,).
+    _parameter_constraints: dict = {
+        "kernel": KERNEL,
+        "bandwidth": BANDWIDTH,
+        "statistic": STATISTIC,
+        "n_permutations": [Interval(Integral, 1, None, closed="left"), None],
+        "method": METHOD,
+        "device": DEVICE,
+        "random_state": RANDOM_STATE,
+        "progress": PROGRESS,
+    }
+
     def __init__(
         self,
         *,
         kernel: str = "rbf",
         bandwidth: Any = "median",
-        estimator: str = "unbiased",
+        statistic: str = "unbiased",
         n_permutations: int | None = None,
         method: str = "auto",
         device: str = "cpu",
-        batch_size: int | str = "auto",
         random_state: Any = None,
+        progress: bool = True,
     ) -> None:
         self.kernel = kernel
         self.bandwidth = bandwidth
-        self.estimator = estimator
+        self.statistic = statistic
         self.n_permutations = n_permutations
         self.method = method
         self.device = device
-        self.batch_size = batch_size
         self.random_state = random_state
+        self.progress = progress
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, Z: Any) -> MMDAttribution:
         """Attribute MMD²(X, Z) to the features.
 
@@ -144,21 +189,21 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A parameter of the wrong type or out of range (a ValueError naming it).
+        ValueError
+            Bad data, fewer than 2 rows in a sample, or a bandwidth array that is not d positive
+            numbers.
         """
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}.")
-        if self.n_permutations is not None and (
-            isinstance(self.n_permutations, bool)
-            or not isinstance(self.n_permutations, int | np.integer)
-            or self.n_permutations < 1
-        ):
-            raise ValueError(f"n_permutations must be None or a positive int, got {self.n_permutations!r}.")
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         names = getattr(self, "feature_names_in_", None)
         Z, _ = check_data(Z, name="Z", n_features=X.shape[1], feature_names=None if names is None else list(names))
         if Z.shape[0] < 2:
             raise ValueError("Z needs at least 2 samples.")
-        unbiased = self.estimator == "unbiased"
+        unbiased = self.statistic == "unbiased"
         U = np.concatenate([X, Z])
         n = X.shape[0]
         self.attributions_, self.mmd2_, self.bandwidths_ = attribute_statistic(
@@ -168,7 +213,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             self.bandwidth,
             self.method,
             self.device,
-            self.batch_size,
+            self.progress,
             "bandwidth",
         )
         self.p_value_ = None
@@ -178,6 +223,6 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             for p in range(self.n_permutations):  # one random split per column
                 labels[rng.permutation(U.shape[0])[:n], p] = True
             kinds, gammas = kernel_factors(self.kernel, self.bandwidths_)
-            null = permuted_mmd2(U, n, kinds, gammas, labels, unbiased)
+            null = permuted_mmd2(U, n, kinds, gammas, labels, unbiased, self.progress)
             self.p_value_ = float((1 + np.sum(null >= self.mmd2_ - 1e-12 * abs(self.mmd2_))) / (1 + null.size))
         return self

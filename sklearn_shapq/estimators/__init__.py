@@ -8,11 +8,11 @@ Importing this package registers them all.
 
 from sklearn_shapq.estimators import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
 from sklearn_shapq.estimators._exact import ExactEstimator, exact_shapley
-from sklearn_shapq.estimators._kernel_statistics import statistic_shapley
+from sklearn_shapq.estimators._statistic_shapley import statistic_shapley
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
 from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
-from sklearn_shapq.estimators._product_kernel import (
+from sklearn_shapq.estimators._product_kernel_shapley import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
     resolve_product_kernel_method,

@@ -2,6 +2,6 @@
 
 from sklearn_shapq.explainers._dual_model import ProductKernelModel
 from sklearn_shapq.explainers._permutation import PermutationShapExplainer
-from sklearn_shapq.explainers._product_kernel import ProductKernelShapExplainer
+from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
 
 __all__ = ["PermutationShapExplainer", "ProductKernelModel", "ProductKernelShapExplainer"]

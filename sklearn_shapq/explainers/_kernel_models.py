@@ -25,7 +25,7 @@ from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
-from sklearn_shapq.games._product_kernel import KernelComponent, KernelExpansion
+from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion
 
 SUPPORTED_MODELS = (
     "SVR, NuSVR, SVC, NuSVC (binary or one-vs-one multiclass decision values) and OneClassSVM with "

@@ -8,9 +8,9 @@ from sklearn_shapq.games._enumeration import coalition_masks, shapley_from_table
 from sklearn_shapq.games._explicit_games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
 from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._interventional import InterventionalGame
+from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
-from sklearn_shapq.games._product_kernel import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
 
 __all__ = [

@@ -44,7 +44,16 @@ class MMDWeights:
     unbiased : bool
         U-statistic (the paper's): 1/(n(n−1)) within X, 1/(m(m−1)) within Z, zero diagonal;
         else the V-statistic: 1/n², 1/m². Across samples −1/(nm) either way.
+
+    Attributes
+    ----------
+    n_samples : int
+        N = n + m.
+    row_temporaries : int
+        Arrays of N float64 that :meth:`rows` holds per row of its block (for block sizing).
     """
+
+    row_temporaries = 3
 
     def __init__(self, n: int, m: int, unbiased: bool) -> None:
         self.n, self.m, self.unbiased = n, m, unbiased
@@ -79,11 +88,19 @@ class HSICWeights:
     gamma : float
         Scale of the rbf target kernel.
     unbiased : bool
+
+    Attributes
+    ----------
+    n_samples : int
+    row_temporaries : int
+        Arrays of N float64 that :meth:`rows` holds per row of its block (for block sizing): the
+        target kernel's (N, p) differences and a few (N,) rows.
     """
 
     def __init__(self, y: np.ndarray, kind: str, gamma: float, unbiased: bool) -> None:
         self.y, self.kind, self.gamma, self.unbiased = y, kind, gamma, unbiased
         n = self.n_samples = y.shape[0]
+        self.row_temporaries = 4 + y.shape[1]
         sums = np.empty(n)
         step = max(1, _ROW_BLOCK_BYTES // (8 * n * max(1, y.shape[1])))
         for start in range(0, n, step):  # row sums of L in blocks: O(n) memory

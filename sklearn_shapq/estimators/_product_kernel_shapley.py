@@ -19,13 +19,18 @@ def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) ->
     "auto" is "prefix_suffix" on the CPU for d <= 512 (the most accurate, and the faster numba
     kernel there), else "quadrature" (never overflows; the GPU kernel).
 
+    ``method`` is one of :data:`PRODUCT_KERNEL_METHODS` (the public classes validate it).
+
     Raises
     ------
     ValueError
-        For an unknown method, "brute_force" above 16 features or "prefix_suffix" above 1000.
+        For "brute_force" above 16 features or "prefix_suffix" above 1000: limits that depend on d.
+
+    Examples
+    --------
+    >>> resolve_product_kernel_method("auto", 10, on_gpu=False), resolve_product_kernel_method("auto", 10, on_gpu=True)
+    ('prefix_suffix', 'quadrature')
     """
-    if method not in PRODUCT_KERNEL_METHODS:
-        raise ValueError(f"method must be one of {PRODUCT_KERNEL_METHODS}, got {method!r}.")
     if method == "brute_force" and n_features > BRUTE_FORCE_MAX_FEATURES:
         raise ValueError(
             f"method='brute_force' enumerates 2^d coalitions and is limited to d <= {BRUTE_FORCE_MAX_FEATURES}; "

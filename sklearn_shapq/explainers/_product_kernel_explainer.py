@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import time
 import warnings
+from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._chunking import get_chunk_n_rows
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_data, check_positive_int, default_feature_names
+from sklearn_shapq._validation import DEVICE, PROGRESS, RANDOM_STATE, check_data, default_feature_names
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import (
     PRODUCT_KERNEL_METHODS,
@@ -27,7 +30,7 @@ from sklearn_shapq.games import KernelExpansion, ProductKernelGame
 
 VALUE_FUNCTIONS = ("pkex", "baseline", "interventional")
 _CHECK_ROWS = 32  # rows of the reconstruction self-check in fit
-_AUTO_ROWS_PER_BLOCK = 256
+_MIN_BLOCK_ROWS = 256  # explained rows per kernel call at least (the progress bar takes ~100 steps above that)
 _COSTLY_OPERATIONS = 5e9  # per explained row: warn above this many for the interventional game
 
 
@@ -73,13 +76,12 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         Background rows kept from ``fit``'s X for "interventional" (a reproducible random
         subsample); None keeps all.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        numba kernels on the CPU, cupy kernels on CUDA.
-    batch_size : int or "auto", default="auto"
-        Explained rows per kernel call ("auto": 256). Device memory is bounded inside each call.
+        numba kernels on the CPU, cupy kernels on CUDA; "auto" picks a GPU when one is visible.
+        Resolved once, in ``fit`` (``device_``).
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the background subsample.
-    progress : bool, default=False
-        Show a tqdm progress bar over blocks of explained rows.
+    progress : bool, default=True
+        Show a progress bar over explained rows; it appears only once ``explain`` has run 3 s.
 
     Attributes
     ----------
@@ -99,8 +101,17 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     feature_names_ : list of str
     n_outputs_ : int
     output_names_ : list of str or None
-    method_ : str
-        Algorithm used by the last ``explain`` call.
+    method_ : {"prefix_suffix", "quadrature", "brute_force"}
+        The algorithm ``method`` resolves to for d features on ``device_``, used by ``explain``.
+    device_ : str
+        The device ``fit`` resolved ("cpu" or "cuda:N").
+
+    Notes
+    -----
+    No model is called while explaining, so there is no ``batch_size``: explained rows are handed
+    to the kernels in blocks whose temporaries fit in scikit-learn's ``working_memory``
+    (``sklearn.set_config(working_memory=MiB)``), and the kernels bound their own device memory.
+    ``explain`` changes nothing on the explainer, so one fitted explainer can serve several threads.
 
     Examples
     --------
@@ -117,6 +128,16 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "model": [HasMethods(["predict"])],
+        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
+        "method": [StrOptions(set(PRODUCT_KERNEL_METHODS))],
+        "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "device": DEVICE,
+        "random_state": RANDOM_STATE,
+        "progress": PROGRESS,
+    }
+
     def __init__(
         self,
         model: Any,
@@ -125,16 +146,14 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         method: str = "auto",
         background_size: int | None = 100,
         device: str = "cpu",
-        batch_size: int | str = "auto",
         random_state: Any = None,
-        progress: bool = False,
+        progress: bool = True,
     ) -> None:
         self.model = model
         self.value_function = value_function
         self.method = method
         self.background_size = background_size
         self.device = device
-        self.batch_size = batch_size
         self.random_state = random_state
         self.progress = progress
 
@@ -193,16 +212,6 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
         return cls(ProductKernelModel(expansion), **params)
 
-    def _check_params(self) -> None:
-        if self.value_function not in VALUE_FUNCTIONS:
-            raise ValueError(f"value_function must be one of {VALUE_FUNCTIONS}, got {self.value_function!r}.")
-        if self.method not in PRODUCT_KERNEL_METHODS:
-            raise ValueError(f"method must be one of {PRODUCT_KERNEL_METHODS}, got {self.method!r}.")
-        if self.batch_size != "auto":
-            check_positive_int(self.batch_size, "batch_size")
-        if self.background_size is not None:
-            check_positive_int(self.background_size, "background_size")
-
     def _expansion(self, check_rows: np.ndarray | None) -> tuple[KernelExpansion, float]:
         """Return the model's dual form and its reconstruction error on ``check_rows``."""
         if isinstance(self.model, ProductKernelModel):
@@ -218,6 +227,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             rows = pd.DataFrame(rows, columns=list(names))
         return expansion, check_reconstruction(expansion, self.model, rows)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any = None, y: Any = None) -> ProductKernelShapExplainer:
         """Read the model's dual form, check it against the model, and compute the base value.
 
@@ -235,12 +245,16 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Raises
         ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A parameter of the wrong type or out of range (a ValueError naming it).
         TypeError
             For a model or kernel that is not a product over features.
         ValueError
-            When the dual form does not reproduce the model's output (relative error > 1e-8).
+            When the dual form does not reproduce the model's output (relative error > 1e-8), or
+            ``method`` cannot run on d features ("brute_force" above 16, "prefix_suffix" above 1000).
+        DeviceUnavailableError
+            ``device`` asks for CUDA where there is none.
         """
-        self._check_params()
         model_names = getattr(self.model, "feature_names_in_", None)
         array, names = (None, None) if X is None else check_data(X, name="X", feature_names=model_names)
         if array is None and self.value_function != "pkex":
@@ -265,12 +279,15 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
                     f"The interventional game costs about N·n·d² = {references.shape[0] * n_anchors * d * d:.1e} "
                     "operations per explained row; lower background_size if this is too slow.",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # the caller of fit, past _fit_context's wrapper
                 )
         backend = resolve_backend(self.device)
+        method = resolve_product_kernel_method(self.method, d, backend.is_gpu)
         with backend.activate():
             game = ProductKernelGame(expansion, references, backend)
             empty = backend.to_numpy(game.empty_value)
+        self.method_ = method
+        self.device_ = backend.name
         self.expansion_ = expansion
         self.reconstruction_error_ = float(error)
         self.references_ = references
@@ -290,6 +307,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     def explain(self, X: Any) -> Any:
         """Explain rows of ``X`` exactly.
 
+        The explainer is not changed (what ``fit`` resolved is used), so concurrent calls from
+        several threads are safe.
+
         Parameters
         ----------
         X : array-like or DataFrame of shape (n, d)
@@ -301,33 +321,44 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             ``feature_names``; values plus base value equal the model output.
         """
         check_is_fitted(self, "expansion_")
-        self._check_params()
         if self.model is not self._fitted_model:
             raise ValueError("model changed since fit: call fit again.")
         start_time = time.perf_counter()
         array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
-        backend = resolve_backend(self.device)
-        method = resolve_product_kernel_method(self.method, self.n_features_in_, backend.is_gpu)
-        step = _AUTO_ROWS_PER_BLOCK if self.batch_size == "auto" else self.batch_size
-        values = np.empty((array.shape[0], self.n_features_in_, self.n_outputs_))
+        n_rows = array.shape[0]
+        step = self._block_rows(n_rows)
+        backend = resolve_backend(self.device_)
+        values = np.empty((n_rows, self.n_features_in_, self.n_outputs_))
         with backend.activate():
             game = ProductKernelGame(self.expansion_, self.references_, backend)
-            with tqdm(total=array.shape[0], disable=not self.progress, desc="explaining", unit="row") as bar:
-                for start in range(0, array.shape[0], step):
+            with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
+                for start in range(0, n_rows, step):
                     rows = slice(start, start + step)
                     values[rows] = backend.to_numpy(
-                        product_kernel_shapley(game, backend.to_device(array[rows]), method)
+                        product_kernel_shapley(game, backend.to_device(array[rows]), self.method_)
                     )
                     bar.update(values[rows].shape[0])
-        self.method_ = method
         return make_explanation(
             values,
-            np.broadcast_to(self._empty_value, (array.shape[0], self.n_outputs_)).copy(),
+            np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
             array,
             self.feature_names_,
             output_names=self.output_names_,
             compute_time=time.perf_counter() - start_time,
         )
+
+    def _block_rows(self, n_rows: int) -> int:
+        """Explained rows per kernel call: their temporaries fit in scikit-learn's ``working_memory``.
+
+        Per row: the row, its values and the kernel's per-row partial sums (a few d × k), plus
+        the 2^d-coalition table of "brute_force". At most a hundredth of the rows (at least 256)
+        go in one call, so the progress bar moves.
+        """
+        d, k = self.n_features_in_, self.n_outputs_
+        row_bytes = 8 * (d + 4 * d * k)
+        if self.method_ == "brute_force":
+            row_bytes += 8 * (3 * k + d) * 2**d
+        return get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_BLOCK_ROWS, -(-n_rows // 100)))
 
     def model_output(self, X: Any) -> np.ndarray:
         """Return the explained output f(x) of rows ``X`` from the dual form: (n,) or (n, k)."""

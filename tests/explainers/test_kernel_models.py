@@ -24,7 +24,7 @@ from sklearn_shapq.explainers._kernel_models import (
     extract_expansion,
     model_output,
 )
-from sklearn_shapq.games._product_kernel import KernelExpansion
+from sklearn_shapq.games._kernel_expansion import KernelExpansion
 
 RTOL = 1e-10
 

@@ -4,6 +4,8 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
+from fitted_state import assert_call_changes_nothing, threaded_results
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import NotFittedError
@@ -13,6 +15,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_param_validation
 
 from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer, ProductKernelShapExplainer
 
@@ -204,15 +208,82 @@ def test_pandas_names_float32_and_plots(regression):
     matplotlib.pyplot.close("all")
 
 
-def test_clone_batches_and_progress_do_not_change_results(regression):
+def test_clone_blocks_and_progress_do_not_change_results(regression):
     X, y = regression
     model = SVR(C=10.0).fit(X, y)
-    explainer = ProductKernelShapExplainer(model, batch_size=3, progress=True).fit(X)
+    explainer = ProductKernelShapExplainer(model, progress=False).fit(X)
     copy = clone(explainer)
-    assert copy.model is model and copy.get_params()["batch_size"] == 3
-    np.testing.assert_allclose(
-        explainer.shap_values(X[:7]), ProductKernelShapExplainer(model).fit(X).shap_values(X[:7]), atol=1e-13
-    )
+    assert copy.model is model and copy.get_params()["progress"] is False
+    reference = ProductKernelShapExplainer(model).fit(X).shap_values(X[:7])
+    with sklearn.config_context(working_memory=600 / 2**20):  # 600 bytes: 3 rows of d = 5 per kernel call
+        assert explainer._block_rows(7) == 3
+        np.testing.assert_allclose(explainer.shap_values(X[:7]), reference, atol=1e-13)
+    assert explainer._block_rows(7) == 256  # the default 1 GiB: capped at 256 rows per call
+
+
+def test_method_is_resolved_in_fit():
+    rng = np.random.default_rng(0)
+    for d, method, expected in [
+        (4, "auto", "prefix_suffix"),
+        (600, "auto", "quadrature"),
+        (4, "brute_force", "brute_force"),
+        (4, "quadrature", "quadrature"),
+    ]:
+        explainer = ProductKernelShapExplainer.from_dual(rng.normal(size=3), rng.normal(size=(3, d)), method=method)
+        fitted = explainer.fit()
+        assert fitted.method_ == expected and fitted.device_ == "cpu"
+    with pytest.raises(ValueError, match="brute_force"):
+        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 20)), method="brute_force").fit()
+    with pytest.raises(ValueError, match="overflows"):
+        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 1001)), method="prefix_suffix").fit()
+
+
+@pytest.mark.parametrize("value_function", ["pkex", "baseline", "interventional"])
+def test_explain_changes_nothing_on_the_explainer(regression, value_function):
+    X, y = regression
+    explainer = ProductKernelShapExplainer(
+        SVR(C=10.0).fit(X, y), value_function=value_function, background_size=10, random_state=0
+    ).fit(X)
+    explanation = assert_call_changes_nothing(explainer, lambda e: e.explain(X[:4]))
+    assert_call_changes_nothing(explainer, lambda e: e(X[:4]))
+    assert_call_changes_nothing(explainer, lambda e: e.shap_values(X[:4]))
+    assert_call_changes_nothing(explainer, lambda e: e.model_output(X[:4]))
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, explainer.model.predict(X[:4]))
+
+
+@pytest.mark.parametrize("value_function", ["pkex", "interventional"])
+def test_threads_give_the_serial_values(regression, value_function):
+    X, y = regression
+    model = KernelRidge(kernel="rbf", gamma=0.2).fit(X, np.c_[y, -y])
+    explainer = ProductKernelShapExplainer(model, value_function=value_function, background_size=10).fit(X)
+    serial = explainer.shap_values(X[:30])
+    for values in threaded_results(lambda: explainer.shap_values(X[:30])):
+        np.testing.assert_array_equal(values, serial)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("model", "SVR"),
+        ("value_function", "observational"),
+        ("method", "newton"),
+        ("background_size", 0),
+        ("device", "tpu"),
+        ("random_state", "seed"),
+        ("progress", "yes"),
+    ],
+)
+def test_invalid_parameters_raise_invalid_parameter_error(regression, name, value):
+    X, y = regression
+    explainer = ProductKernelShapExplainer(SVR().fit(X, y)).set_params(**{name: value})
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+        explainer.fit(X)
+
+
+def test_every_parameter_is_constrained():
+    explainer = ProductKernelShapExplainer.from_dual(np.ones(4), np.eye(4, 5), progress=False)
+    assert set(ProductKernelShapExplainer._parameter_constraints) == set(explainer.get_params(deep=False))
+    check_param_validation("ProductKernelShapExplainer", explainer)  # a bad type and a bad value per parameter
 
 
 def test_reproducible_background_subsample(regression):
@@ -249,25 +320,39 @@ def test_bad_input_and_unsupported_models(regression):
         ProductKernelShapExplainer(model).fit(X).explain(X[:, :3])
     with pytest.raises(ValueError, match="reference data"):
         ProductKernelShapExplainer(model, value_function="baseline").fit()
-    with pytest.raises(ValueError, match="value_function"):
-        ProductKernelShapExplainer(model, value_function="observational").fit(X)
-    with pytest.raises(ValueError, match="method"):
-        ProductKernelShapExplainer(model, method="newton").fit(X)
-    with pytest.raises(ValueError, match="brute_force"):
-        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 20)), method="brute_force").fit().explain(
-            np.zeros((1, 20))
-        )
 
 
-def test_cuda_is_a_clear_error_without_a_gpu_and_exact_with_one(regression):
-    from sklearn_shapq.backends._device import _cuda_device_count
+def test_cuda_without_a_gpu_is_a_clear_error_at_fit(regression, monkeypatch):
+    from sklearn_shapq.backends import _device
 
+    monkeypatch.setattr(_device, "_cuda_device_count", lambda: 0)
     X, y = regression
-    explainer = ProductKernelShapExplainer(SVR().fit(X, y), device="cuda")
-    if _cuda_device_count() == 0:
+    for device in ("cuda", "cuda:1"):
         with pytest.raises(DeviceUnavailableError):
-            explainer.fit(X)
-    else:
-        np.testing.assert_allclose(
-            explainer.fit(X).shap_values(X[:3]), ProductKernelShapExplainer(explainer.model).fit(X).shap_values(X[:3])
-        )
+            ProductKernelShapExplainer(SVR().fit(X, y), device=device).fit(X)
+    assert ProductKernelShapExplainer(SVR().fit(X, y), device="auto").fit(X).device_ == "cpu"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("value_function", ["pkex", "interventional"])
+def test_cuda_equals_cpu(regression, value_function):
+    X, y = regression
+    model = SVR().fit(X, y)
+    cuda = ProductKernelShapExplainer(model, value_function=value_function, device="cuda", background_size=10).fit(X)
+    cpu = ProductKernelShapExplainer(model, value_function=value_function, background_size=10).fit(X)
+    assert cuda.device_ == "cuda:0" and cuda.method_ == "quadrature"
+    np.testing.assert_allclose(cuda.shap_values(X[:9]), cpu.shap_values(X[:9]), rtol=1e-10, atol=1e-12)
+    assert cuda.expected_value_ == pytest.approx(cpu.expected_value_, rel=1e-12)
+
+
+def test_costly_interventional_game_warns_at_the_callers_line(monkeypatch):
+    from sklearn_shapq.explainers import _product_kernel_explainer
+
+    monkeypatch.setattr(_product_kernel_explainer, "_COSTLY_OPERATIONS", 1)
+    rng = np.random.default_rng(0)
+    explainer = ProductKernelShapExplainer.from_dual(
+        np.ones(3), rng.normal(size=(3, 2)), value_function="interventional"
+    )
+    with pytest.warns(UserWarning, match="background_size") as record:
+        explainer.fit(rng.normal(size=(5, 2)))
+    assert record[0].filename == __file__

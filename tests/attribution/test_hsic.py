@@ -1,0 +1,200 @@
+"""HSICAttribution: brute force, textbook statistic, selector API, scikit-learn checks, parameters, state."""
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from fitted_state import assert_call_changes_nothing, threaded_results
+from kernel_statistic_oracles import hsic_textbook, hsic_weights, rbf_factors, shapley_of_pairs
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+
+from sklearn_shapq import HSICAttribution
+from sklearn_shapq.attribution._common import block_rows
+from sklearn_shapq.games import HSICWeights
+
+matplotlib.use("Agg")
+
+
+@pytest.mark.parametrize("statistic", ["biased", "unbiased"])
+@pytest.mark.parametrize("target", ["rbf", "delta"])
+def test_matches_brute_force_and_textbook(target, statistic):
+    rng = np.random.default_rng(7)
+    n, d = 14, 5
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, 3, size=n) if target == "delta" else X[:, 0] * X[:, 1] + rng.normal(size=n)
+    sigma = rng.uniform(0.5, 2.0, size=d)
+    fitted = HSICAttribution(bandwidth_x=sigma, kernel_y=target, bandwidth_y=1.5, statistic=statistic).fit(X, y)
+    L = (y[:, None] == y[None, :]).astype(float) if target == "delta" else np.exp(-((y[:, None] - y) ** 2) / 4.5)
+    factors = rbf_factors(X, X, sigma)
+    unbiased = statistic == "unbiased"
+    textbook = hsic_textbook(np.prod(factors, axis=2), L, unbiased)
+    W = hsic_weights(L, unbiased)
+    assert W.sum() == pytest.approx(0.0, abs=1e-14)  # v(∅) = 0
+    np.testing.assert_allclose(fitted.attributions_, shapley_of_pairs(W, factors), rtol=0, atol=1e-13)
+    assert fitted.hsic_ == pytest.approx(textbook, rel=1e-12)
+    assert fitted.attributions_.sum() == pytest.approx(textbook, rel=1e-10)
+
+
+def test_small_worked_example():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [3.0, 1.0]])
+    y = np.array([0.0, 1.0, 4.0, 9.0])
+    fitted = HSICAttribution(bandwidth_x=1.0, kernel_y="rbf", bandwidth_y=np.sqrt(5.0)).fit(X, y)  # exp(−0.1 Δy²)
+    L = np.exp(-0.1 * (y[:, None] - y) ** 2)
+    K = np.prod(rbf_factors(X, X, [1.0, 1.0]), axis=2)
+    assert fitted.attributions_.sum() == pytest.approx(hsic_textbook(K, L, False), rel=1e-12)
+
+
+def test_constant_target_gives_zero_hsic():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 5))
+    fitted = HSICAttribution(kernel_y="rbf").fit(X, np.full(40, 3.0))
+    np.testing.assert_allclose(fitted.attributions_, 0.0, atol=1e-15)
+    assert fitted.hsic_ == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("method", ["prefix_suffix", "quadrature"])
+def test_working_memory_blocks_do_not_change_the_attributions(method):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 6))
+    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2]
+    whole = HSICAttribution(method=method).fit(X, y)  # one block: 60 rows fit in 1 GiB
+    with sklearn.config_context(working_memory=60 * 8 * 8 * 7 / 2**20):  # 7 rows of 8 temporaries of 60 float64
+        assert block_rows(60, HSICWeights(y[:, None], "rbf", 1.0, False).row_temporaries) == 7
+        blocked = HSICAttribution(method=method).fit(X, y)
+    np.testing.assert_allclose(blocked.attributions_, whole.attributions_, rtol=0, atol=1e-12 * abs(whole.hsic_))
+    auto = HSICAttribution().fit(X, y)
+    np.testing.assert_allclose(auto.attributions_, whole.attributions_, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_per_feature_bandwidth_finds_a_pure_interaction():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 30))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.1 * rng.normal(size=300)
+    fitted = HSICAttribution(n_features_to_select=3).fit(X, y)
+    assert set(fitted.get_support(indices=True)) == {0, 1, 2}
+    assert fitted.ranking_[2] == 1
+
+
+def test_selector_api_with_pandas_and_plots():
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.normal(size=(80, 10)), columns=[f"c{j}" for j in range(10)])
+    y = (X["c3"] + X["c7"] ** 2 > 1).astype(int)
+    selector = HSICAttribution().fit(X, y)  # top 20%: 2 features
+    assert selector.kernel_y_ == "delta" and selector.n_features_to_select_ == 2
+    assert list(selector.get_feature_names_out()) == ["c3", "c7"]
+    out = selector.set_output(transform="pandas").transform(X)
+    assert list(out.columns) == ["c3", "c7"]
+    explanation = selector.explain()
+    assert explanation.values.shape == (1, 10) and explanation.feature_names[3] == "c3"
+    assert np.all(explanation.base_values == 0)
+    import shap
+
+    shap.plots.bar(explanation, show=False)
+    shap.plots.waterfall(explanation[0], show=False)
+    matplotlib.pyplot.close("all")
+    assert clone(selector).get_params() == selector.get_params()
+
+
+@pytest.mark.parametrize("k, expected", [(1, 1), (4, 4), (10, 10), (0.05, 1), (0.35, 4), (1.0, 10)])
+def test_features_to_select_as_count_or_fraction(k, expected):
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(30, 10)), rng.normal(size=30)
+    selector = HSICAttribution(n_features_to_select=k).fit(X, y)
+    assert selector.n_features_to_select_ == expected == selector.transform(X).shape[1]
+
+
+def test_grid_search_in_a_pipeline():
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[::4], y[::4]
+    pipeline = make_pipeline(StandardScaler(), HSICAttribution(), SVC())
+    search = GridSearchCV(pipeline, {"hsicattribution__n_features_to_select": [2, 5]}, cv=3).fit(X, y)
+    assert search.best_params_["hsicattribution__n_features_to_select"] in (2, 5)
+    assert search.best_estimator_[-1].n_features_in_ == search.best_params_["hsicattribution__n_features_to_select"]
+
+
+@parametrize_with_checks([HSICAttribution()])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_explain_and_transform_change_nothing_and_threads_agree():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 6))
+    y = X[:, 0] - X[:, 3] ** 2
+    selector = HSICAttribution(n_features_to_select=2).fit(X, y)
+    explanation = assert_call_changes_nothing(selector, lambda s: s.explain())
+    assert_call_changes_nothing(selector, lambda s: s.transform(X))
+    assert_call_changes_nothing(selector, lambda s: s.get_support())
+    for other in threaded_results(selector.explain):
+        np.testing.assert_array_equal(other.values, explanation.values)
+    fits = threaded_results(lambda: clone(selector).fit(X, y).attributions_)
+    for attributions in fits:
+        np.testing.assert_array_equal(attributions, selector.attributions_)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("kernel_x", "cosine"),
+        ("bandwidth_x", "silverman"),
+        ("kernel_y", "linear"),
+        ("bandwidth_y", -1.0),
+        ("statistic", "U"),
+        ("n_features_to_select", 0),
+        ("method", "brute_force"),
+        ("device", "tpu"),
+        ("progress", "yes"),
+    ],
+)
+def test_invalid_parameters_raise_invalid_parameter_error(name, value):
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(20, 3)), rng.normal(size=20)
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+        HSICAttribution(**{name: value}).fit(X, y)
+
+
+def test_every_parameter_is_constrained():
+    assert set(HSICAttribution._parameter_constraints) == set(HSICAttribution().get_params())
+    check_param_validation("HSICAttribution", HSICAttribution())  # a bad type and a bad value per parameter
+
+
+def test_bad_input():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(20, 3)), rng.normal(size=20)
+    with pytest.raises(ValueError, match="inconsistent|samples"):
+        HSICAttribution().fit(X, y[:-1])
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        HSICAttribution().fit(bad, y)
+    with pytest.raises(ValueError, match="sample"):
+        HSICAttribution().fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="sample"):
+        HSICAttribution(statistic="unbiased").fit(X[:3], y[:3])
+    with pytest.raises(ValueError, match="two classes"):
+        HSICAttribution(kernel_y="delta").fit(X, np.zeros(20))
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        HSICAttribution(n_features_to_select=4).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth_x"):
+        HSICAttribution(bandwidth_x=[1.0, -1.0, 1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth_x"):
+        HSICAttribution(bandwidth_x=[1.0, 1.0]).fit(X, y)
+
+
+@pytest.mark.gpu
+def test_cuda_equals_cpu():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(50, 7))
+    y = X[:, 0] * X[:, 1]
+    cpu = HSICAttribution().fit(X, y)
+    cuda = HSICAttribution(device="cuda").fit(X, y)
+    np.testing.assert_allclose(cuda.attributions_, cpu.attributions_, rtol=1e-10, atol=1e-14)
