@@ -8,7 +8,6 @@ Importing this package registers them all.
 
 from sklearn_shapq.estimators import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
 from sklearn_shapq.estimators._exact import ExactEstimator, exact_shapley
-from sklearn_shapq.estimators._statistic_shapley import statistic_shapley
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
 from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
@@ -23,6 +22,7 @@ from sklearn_shapq.estimators._registry import (
     ShapleyEstimator,
     register_estimator,
 )
+from sklearn_shapq.estimators._statistic_shapley import statistic_shapley
 from sklearn_shapq.estimators._stratified import StratifiedEstimator, stratified_plan, stratified_shapley
 from sklearn_shapq.estimators._topk import top_k_shapley
 from sklearn_shapq.estimators._topk_base import TOPK_ESTIMATORS, TopKEstimator, register_topk
