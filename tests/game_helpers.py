@@ -4,7 +4,10 @@ Everything that checks a value is written here without package code (the oracles
 ``brute_force.py``); the package is only used to build the objects under test.
 """
 
+from itertools import permutations
+
 import numpy as np
+from scipy.stats import chisquare
 
 from sklearn_shapq.backends import CpuBackend
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
@@ -107,3 +110,16 @@ class LoggingGame(CallableGame):
         if not self.calls:
             return np.zeros((0, self.n_players), bool), np.zeros(0, np.intp)
         return np.concatenate([m for m, _ in self.calls]), np.concatenate([g for _, g in self.calls])
+
+
+def is_permutation_rows(orderings):
+    d = orderings.shape[-1]
+    return bool((np.sort(orderings, axis=-1) == np.arange(d)).all())
+
+
+def permutation_pvalue(orderings):
+    """Chi-square p-value of the counts of all d! orderings among the rows (uniform null)."""
+    d = orderings.shape[1]
+    index = {p: i for i, p in enumerate(permutations(range(d)))}
+    counts = np.bincount([index[tuple(p)] for p in np.asarray(orderings).tolist()], minlength=len(index))
+    return chisquare(counts).pvalue
