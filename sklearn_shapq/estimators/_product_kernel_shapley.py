@@ -46,14 +46,14 @@ def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) ->
     return "prefix_suffix" if not on_gpu and n_features <= AUTO_PREFIX_SUFFIX_FEATURES else "quadrature"
 
 
-def product_kernel_shapley(game: Any, x: Any, method: str) -> Any:
-    """Exact Shapley values of a :class:`~sklearn_shapq.games.ProductKernelGame` for rows ``x``.
+def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
+    """Exact Shapley values of games ``games`` of a :class:`~sklearn_shapq.games.ProductKernelGame`.
 
     Parameters
     ----------
     game : ProductKernelGame
-    x : array of shape (B, d)
-        Explained rows on the game's backend.
+    games : int array of shape (B,)
+        Which explained rows of the game.
     method : {"prefix_suffix", "quadrature", "brute_force"}
         The two O(n d²) algorithms per row, or enumeration of all 2^d coalitions of the game's
         own value function (the oracle).
@@ -63,7 +63,8 @@ def product_kernel_shapley(game: Any, x: Any, method: str) -> Any:
     array of shape (B, d, k)
     """
     if method == "brute_force":
-        return exact_shapley(game, x, game.full_values(x))
+        return exact_shapley(game, games)
+    x = game.x[game.backend.to_device(games)]
     backend = game.backend
     total = 0.0
     for component in game.expansion.components:

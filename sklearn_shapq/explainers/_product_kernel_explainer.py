@@ -284,8 +284,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         backend = resolve_backend(self.device)
         method = resolve_product_kernel_method(self.method, d, backend.is_gpu)
         with backend.activate():
-            game = ProductKernelGame(expansion, references, backend)
-            empty = backend.to_numpy(game.empty_value)
+            game = ProductKernelGame(expansion, np.zeros((1, d)), references, backend)
+            empty = backend.to_numpy(game.empty_value[0])
         self.method_ = method
         self.device_ = backend.name
         self.expansion_ = expansion
@@ -330,14 +330,12 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         backend = resolve_backend(self.device_)
         values = np.empty((n_rows, self.n_features_in_, self.n_outputs_))
         with backend.activate():
-            game = ProductKernelGame(self.expansion_, self.references_, backend)
+            game = ProductKernelGame(self.expansion_, backend.to_device(array), self.references_, backend)
             with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
                 for start in range(0, n_rows, step):
-                    rows = slice(start, start + step)
-                    values[rows] = backend.to_numpy(
-                        product_kernel_shapley(game, backend.to_device(array[rows]), self.method_)
-                    )
-                    bar.update(values[rows].shape[0])
+                    rows = np.arange(start, min(start + step, n_rows))
+                    values[rows] = backend.to_numpy(product_kernel_shapley(game, rows, self.method_))
+                    bar.update(rows.size)
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),

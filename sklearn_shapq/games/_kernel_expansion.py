@@ -21,6 +21,7 @@ import numpy as np
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS, factor_tensor
+from sklearn_shapq.games._game import Game
 
 _BLOCK_BYTES = 64 * 2**20  # temporaries of one block of kernel evaluations
 
@@ -112,68 +113,64 @@ class KernelExpansion:
         return out
 
 
-class ProductKernelGame:
-    """The two-factor game of a product-kernel model, on a backend.
+class ProductKernelGame(Game):
+    """The two-factor game of a product-kernel model for each explained row, on a backend.
 
     Parameters
     ----------
     expansion : KernelExpansion
+    x : array of shape (n, d)
+        Explained rows (one game each).
     references : array of shape (L, d) or None
         None: the PKeX game (absent factors are 1). Rows: absent features take their values,
         averaged over the rows (one row: baseline SHAP; a background set: interventional SHAP).
     backend : ArrayBackend, optional
         Where values are computed (default: the CPU).
 
-    Attributes
-    ----------
-    empty_value : array of shape (k,)
-        v(∅): b + Σw without references, else the mean model output over the references.
-    n_outputs : int
+    Notes
+    -----
+    v(∅) is b + Σw without references, else the mean model output over the references; v(N)
+    is f(x). Coalitions are evaluated from the definition (cost per coalition L·n·d): the oracle of
+    the brute-force method and of the tests, not the fast path.
     """
 
-    def __init__(self, expansion: KernelExpansion, references: Any = None, backend: ArrayBackend | None = None):
+    def __init__(
+        self, expansion: KernelExpansion, x: Any, references: Any = None, backend: ArrayBackend | None = None
+    ) -> None:
+        backend = backend if backend is not None else CpuBackend()
+        xp = backend.xp
         self.expansion = expansion
-        self.backend = backend if backend is not None else CpuBackend()
-        xp = self.backend.xp
+        self.x = xp.asarray(x, dtype=xp.float64)
         self.references = None if references is None else xp.asarray(references, dtype=xp.float64)
-        if self.references is None:
-            empty = expansion.intercept + expansion.weight_sum()
-        else:
-            empty = expansion.predict(self.references, xp).mean(axis=0)
-        self.empty_value = xp.asarray(empty, dtype=xp.float64)
-        self.n_outputs = expansion.n_outputs
+        super().__init__(self.x.shape[1], self.x.shape[0], expansion.n_outputs, backend)
 
-    def full_values(self, x: Any) -> Any:
-        """v(N) = f(x) for rows ``x`` (B, d) → (B, k)."""
-        return self.expansion.predict(x, self.backend.xp)
-
-    def __call__(self, x: Any, masks: Any) -> Any:
-        """v_x(S) for every row of ``x`` (B, d) and each of its coalitions ``masks`` (B, C, d).
-
-        Evaluated directly from the definition (cost B·C·L·n·d): the oracle of the brute-force
-        method and of the tests, not a fast path.
-
-        Returns
-        -------
-        array of shape (B, C, k)
-        """
+    def corner_values(self) -> tuple[Any, Any]:
+        """v(∅) from the expansion (shared by every row) and v(N) = f(x) from the dual form."""
         xp = self.backend.xp
-        n_rows, n_coalitions, d = masks.shape
-        values = xp.zeros((n_rows, n_coalitions, self.n_outputs), dtype=xp.float64)
-        values += xp.asarray(self.expansion.intercept)
+        if self.references is None:
+            empty = self.expansion.intercept + self.expansion.weight_sum()
+        else:
+            empty = self.expansion.predict(self.references, xp).mean(axis=0)
+        empty = xp.broadcast_to(xp.asarray(empty, dtype=xp.float64), (self.n_games, self.n_outputs))
+        return empty, self.expansion.predict(self.x, xp)
+
+    def evaluate(self, masks: Any, games: Any) -> Any:
+        """Return v_x(S) (m, k) of coalitions ``masks`` (m, d) of rows ``games`` (m,), from the definition."""
+        xp = self.backend.xp
+        n_pairs, d = masks.shape
+        values = xp.zeros((n_pairs, self.n_outputs), dtype=xp.float64) + xp.asarray(self.expansion.intercept)
         for component in self.expansion.components:
             anchors = xp.asarray(component.anchors)
             weights = xp.asarray(component.weights)
-            present = factor_tensor(x, anchors, component.kinds, component.gammas, xp)  # (B, n, d)
             if self.references is None:
                 absent = xp.ones((1,) + anchors.shape)
             else:
                 absent = factor_tensor(self.references, anchors, component.kinds, component.gammas, xp)  # (L, n, d)
-            n_anchor_cells = absent.shape[0] * anchors.shape[0] * d
-            step = max(1, _BLOCK_BYTES // (16 * max(1, n_rows * n_anchor_cells)))
-            for start in range(0, n_coalitions, step):
-                m = masks[:, start : start + step, None, None, :]  # (B, c, 1, 1, d)
-                factors = xp.where(m, present[:, None, None], absent[None, None])  # (B, c, L, n, d)
-                terms = xp.prod(factors, axis=4).mean(axis=2)  # (B, c, n)
-                values[:, start : start + step] += terms @ weights
+            step = max(1, _BLOCK_BYTES // (16 * absent.size))
+            for start in range(0, n_pairs, step):
+                rows = games[start : start + step]
+                present = factor_tensor(self.x[rows], anchors, component.kinds, component.gammas, xp)  # (c, n, d)
+                m = masks[start : start + step, None, None, :]  # (c, 1, 1, d)
+                factors = xp.where(m, present[:, None], absent[None])  # (c, L, n, d)
+                values[start : start + step] += xp.prod(factors, axis=3).mean(axis=1) @ weights
         return values

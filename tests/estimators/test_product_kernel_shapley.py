@@ -54,12 +54,13 @@ def test_every_method_equals_subset_enumeration_of_a_two_component_expansion(bac
             return model_output(expansion, rows).mean(axis=0)
 
         expected[row] = brute_force_shapley(value, d)
-    game = ProductKernelGame(expansion, refs, backend)
+    game = ProductKernelGame(expansion, backend.to_device(x), refs, backend)
     for method in ("prefix_suffix", "quadrature", "brute_force"):
-        got = backend.to_numpy(product_kernel_shapley(game, backend.to_device(x), method))
+        got = backend.to_numpy(product_kernel_shapley(game, np.arange(len(x)), method))
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12, err_msg=method)
     full = model_output(expansion, x)
     np.testing.assert_allclose(expected.sum(axis=1) + backend.to_numpy(game.empty_value), full, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(game.full_value), full, atol=1e-12)
 
 
 @pytest.mark.parametrize("d", [1, 16, 512, 513, 1000, 1001])

@@ -25,10 +25,10 @@ def test_values_of_coalitions_follow_the_definition(n_references):
     expansion, anchors, weights, gammas = rbf_expansion(rng)
     d = anchors.shape[1]
     references = rng.normal(size=(n_references, d)) if n_references else None
-    game = ProductKernelGame(expansion, references, ArrayBackend(np))
     x = rng.normal(size=(2, d))
+    game = ProductKernelGame(expansion, x, references, ArrayBackend(np))
     masks = rng.random(size=(2, 5, d)) < 0.5
-    values = game(x, masks)
+    values = game.grid(np.arange(2), masks)
     for r in range(2):
         for c in range(5):
             present = masks[r, c]
@@ -39,12 +39,12 @@ def test_values_of_coalitions_follow_the_definition(n_references):
                 rows = np.where(present, x[r], references)
                 expected = rbf_output(rows, anchors, weights, gammas, expansion.intercept).mean(axis=0)
             np.testing.assert_allclose(values[r, c], expected, rtol=1e-12)
-    np.testing.assert_allclose(game.full_values(x), rbf_output(x, anchors, weights, gammas, expansion.intercept))
+    np.testing.assert_allclose(game.full_value, rbf_output(x, anchors, weights, gammas, expansion.intercept))
     if references is None:
-        np.testing.assert_allclose(game.empty_value, expansion.intercept + weights.sum(axis=0))
+        np.testing.assert_allclose(game.empty_value[0], expansion.intercept + weights.sum(axis=0))
     else:
         expected = rbf_output(references, anchors, weights, gammas, expansion.intercept).mean(axis=0)
-        np.testing.assert_allclose(game.empty_value, expected)
+        np.testing.assert_allclose(game.empty_value[0], expected)
 
 
 def test_kernel_rows_in_blocks_equal_one_block(monkeypatch):
