@@ -330,8 +330,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         """
         if y is None and not self.prefit:
             raise ValueError(
-                "TopKShapley requires y to be passed: the estimator is trained and the features are "
-                "scored against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
+                "TopKShapley requires y to be passed, but the target y is None: the estimator is trained and the "
+                "features are scored against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
             )
         if y is None:
             X = validate_data(self, X, dtype=np.float64)

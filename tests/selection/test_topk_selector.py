@@ -18,6 +18,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_shapq import TopKShapley
 from sklearn_shapq.backends import resolve_backend
@@ -139,7 +140,7 @@ def test_default_estimator_for_classes_is_logistic(regression):
         (dict(batch_size=0), True, InvalidParameterError, "'batch_size' parameter"),
         (dict(progress="yes"), True, InvalidParameterError, "'progress' parameter"),
         (dict(memory=3), True, InvalidParameterError, "'memory' parameter"),
-        (dict(), False, ValueError, "requires y"),
+        (dict(), False, ValueError, "requires y to be passed"),
     ],
 )
 def test_bad_input_gets_clear_errors(regression, params, fit_y, error, match):
@@ -331,3 +332,8 @@ def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression
     np.testing.assert_array_equal(batch.diagnostics["top_k"][0], alone.diagnostics["top_k"][0])
     moved = explainer.explain(X.iloc[[2, 7, 1, 5]])
     np.testing.assert_array_equal(moved.values[3], alone.values[0])
+
+
+@parametrize_with_checks([TopKShapley(k=1, max_evals=30, t_min=2, cv=2, random_state=0, progress=False)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
