@@ -52,7 +52,7 @@ def top_k_shapley(
 
     Parameters
     ----------
-    game : CoalitionGame
+    game : Game
     k : int
         Size of the set sought, 1 <= k <= d.
     method : str, default="greedy_cmcs"

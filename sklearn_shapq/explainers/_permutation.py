@@ -79,7 +79,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     tol : float or None, default=None
         Early stopping for permutation walks: an explained row stops adding sampling units once
         every standard error of it is below ``tol`` (checked about 10 times over the budget).
-        ``n_evals_per_row_`` records what each row used.
+        ``explanation.diagnostics["n_evals"]`` records what each row used.
     lam : float, default=4.0
         Mallows kernel bandwidth λ of "herding" and "sbq".
     n_candidates : int, default=25
