@@ -11,7 +11,8 @@ def assert_same_state(before, after, path="obj"):
     """Compare two object graphs: ndarrays with array_equal, containers and objects recursively."""
     assert type(before) is type(after), f"{path}: {type(before).__name__} became {type(after).__name__}"
     if isinstance(before, np.ndarray):
-        assert before.dtype == after.dtype and np.array_equal(before, after, equal_nan=True), path
+        equal_nan = before.dtype.kind in "fc"
+        assert before.dtype == after.dtype and np.array_equal(before, after, equal_nan=equal_nan), path
     elif isinstance(before, dict):
         assert before.keys() == after.keys(), f"{path}: keys {set(before) ^ set(after)} added or removed"
         for key in before:
@@ -22,6 +23,8 @@ def assert_same_state(before, after, path="obj"):
             assert_same_state(b, a, f"{path}[{i}]")
     elif hasattr(before, "__dict__") and not isinstance(before, type):
         assert_same_state(vars(before), vars(after), path)
+    elif not isinstance(before, type) and isinstance(getattr(before, "__getstate__", lambda: None)(), dict):
+        assert_same_state(before.__getstate__(), after.__getstate__(), path)  # e.g. a fitted tree's arrays
     else:  # scalars, strings, None; objects without __dict__ (e.g. a RandomState) by their pickled state
         try:
             equal = bool(before == after)

@@ -5,8 +5,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from fitted_state import assert_call_changes_nothing, threaded_results
-from kernel_statistic_oracles import hsic_textbook, hsic_weights, rbf_factors, shapley_of_pairs
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import GridSearchCV
@@ -19,6 +17,9 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 from sklearn_shapq import HSICAttribution
 from sklearn_shapq.attribution._common import block_rows
 from sklearn_shapq.games import HSICWeights
+
+from fitted_state import assert_call_changes_nothing, threaded_results
+from kernel_statistic_oracles import hsic_textbook, hsic_weights, rbf_factors, shapley_of_pairs
 
 matplotlib.use("Agg")
 

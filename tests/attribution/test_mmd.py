@@ -3,13 +3,14 @@
 import numpy as np
 import pytest
 import sklearn
-from fitted_state import assert_call_changes_nothing, threaded_results
-from kernel_statistic_oracles import mmd2_textbook, mmd_weights, rbf_factors, shapley_of_pairs
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from sklearn_shapq import MMDAttribution
+
+from fitted_state import assert_call_changes_nothing, threaded_results
+from kernel_statistic_oracles import mmd2_textbook, mmd_weights, rbf_factors, shapley_of_pairs
 
 # MMDAttribution.fit takes two samples, fit(X, Z): scikit-learn's check_estimator, which passes a
 # target as the second argument, does not apply (its parameter validation check does, below).

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq import PermutationShapExplainer
 
-from state_checks import assert_same_state
+from fitted_state import assert_same_state
 
 NAMES = ["a", "b", "c", "d", "e"]
 PARAMS = [

@@ -12,7 +12,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 
-from state_checks import assert_same_state
+from fitted_state import assert_same_state
 
 SAMPLERS = sorted(set(SHAPLEY_ESTIMATORS) - {"exact"})
 

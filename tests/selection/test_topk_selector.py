@@ -25,7 +25,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import top_k_shapley
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
 
-from state_checks import assert_same_state
+from fitted_state import assert_same_state
 
 N_FEATURES = 8
 INFORMATIVE = [0, 3, 5]
