@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from fitted_state import assert_call_changes_nothing, threaded_results
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import NotFittedError
@@ -21,6 +20,7 @@ from sklearn.utils.estimator_checks import check_param_validation
 from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer, ProductKernelShapExplainer
 
 from brute_force import brute_force_shapley, interventional_value
+from fitted_state import assert_call_changes_nothing, threaded_results
 
 matplotlib.use("Agg")
 
