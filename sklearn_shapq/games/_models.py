@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.special
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
@@ -101,9 +102,17 @@ def _is_xgboost(model: Any) -> bool:
     return type(model).__module__.split(".")[0] == "xgboost"
 
 
+def _special(xp: Any) -> Any:
+    """scipy.special for numpy arrays, cupyx.scipy.special for cupy arrays."""
+    if xp is np:
+        return scipy.special
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special
+
+
 def _log_odds(proba: Any, xp: Any = np) -> Any:
-    p = xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP)
-    return xp.log(p) - xp.log1p(-p)
+    return _special(xp).logit(xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP))
 
 
 def _sklearn_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
@@ -210,11 +219,10 @@ def _margin_transform(output: str, xp: Any) -> Callable[[Any], Any]:
     if output not in ("probability", "log_odds"):
         return lambda margin: margin
 
+    special = _special(xp)
+
     def probability(margin: Any) -> Any:
-        if margin.ndim == 1:
-            return 1.0 / (1.0 + xp.exp(-margin))
-        shifted = xp.exp(margin - margin.max(axis=1, keepdims=True))
-        return shifted / shifted.sum(axis=1, keepdims=True)
+        return special.expit(margin) if margin.ndim == 1 else special.softmax(margin, axis=1)
 
     if output == "probability":
         return probability
