@@ -99,15 +99,6 @@ def default_feature_names(d: int, *candidates: Any) -> list[str]:
     return [f"x{j}" for j in range(d)]
 
 
-def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise a ValueError naming the parameter."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
-    return int(value)
-
-
 class _DeviceString(StrOptions):
     """Constraint of ``device``: "cpu", "auto", "cuda" or "cuda:N" (a StrOptions that also takes "cuda:N")."""
 

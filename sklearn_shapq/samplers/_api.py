@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_positive_int
+from sklearn_shapq._validation import RANDOM_STATE
 from sklearn_shapq.backends import CpuBackend
 from sklearn_shapq.samplers._keyed import draw_seed
-from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA, check_lambda
+from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA
 from sklearn_shapq.samplers._sources import DEFAULT_CANDIDATES, ORDERING_SOURCES, make_source
 
 
+@validate_params(
+    {
+        "method": [StrOptions(set(ORDERING_SOURCES))],
+        "n_permutations": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def sample_permutations(
     method: str,
     n_permutations: int,
@@ -73,11 +86,7 @@ def sample_permutations(
     >>> orderings.shape, round(float(weights.sum()), 12)
     ((20, 10), 1.0)
     """
-    if method not in ORDERING_SOURCES:
-        raise ValueError(f"Unknown permutation sampler {method!r}; choose one of {tuple(ORDERING_SOURCES)}.")
-    n, d = check_positive_int(n_permutations, "n_permutations"), check_positive_int(n_features, "n_features")
-    lam = check_lambda(lam)
-    n_candidates = check_positive_int(n_candidates, "n_candidates")
+    n, d = int(n_permutations), int(n_features)
     rng = make_generator(random_state, stream=1)
     if d == 1:
         return np.zeros((n, 1), dtype=np.int32), np.full(n, 1.0 / n)
