@@ -137,6 +137,8 @@ def owen_units(
     >>> int(game.n_evals[0]) == 2 * n_q * (3 + 1)
     True
     """
+    if n_q < 2 or (halved and n_q % 2):
+        raise ValueError(f"n_q must be at least 2{' and even for Owen-halved' if halved else ''}, got {n_q}.")
     backend = game.backend
     xp = backend.xp
     n_rows, d, k = len(keys), game.n_players, game.n_outputs

@@ -93,6 +93,8 @@ def stratified_shapley(game: Any, games: Any, keys: np.ndarray, n_samples: int) 
     n_rows, d, k = len(keys), game.n_players, game.n_outputs
     n_strata = d * d
     per_stratum = (n_samples // 2) // n_strata
+    if per_stratum < 2:
+        raise ValueError(f"n_samples={n_samples} leaves fewer than 2 phase-1 samples in each of the {n_strata} strata.")
     step = max(1, _ROW_MASK_BYTES // (d * 8))
     moments = RunningMoments((n_rows, n_strata, k), xp)
     phase1 = np.full((n_rows, n_strata), per_stratum)

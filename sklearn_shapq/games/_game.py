@@ -95,6 +95,8 @@ class Game(ABC):
             raise ValueError(f"games must have shape ({masks.shape[0]},), got {tuple(games.shape)}.")
         if masks.shape[0] == 0:
             return xp.empty((0, self.n_outputs), dtype=xp.float64)
+        if int(games.min()) < 0 or int(games.max()) >= self.n_games:
+            raise ValueError(f"game indices must lie in [0, {self.n_games}).")
         values = self.evaluate(masks, games)
         self._evals += xp.bincount(games, minlength=self.n_games)
         self.n_calls += 1

@@ -269,6 +269,10 @@ class SobolSource(DesignSource):
             design = sobol_orderings(n, d, rng)
         return design, np.full(n, 1.0 / n)
 
+    def is_exact(self, n_units: int) -> bool:
+        """At d = 2 an even number of alternating orderings weighs both permutations ½."""
+        return self.n_features == 2 and n_units % 2 == 0 and n_units > 0
+
 
 def is_enumerated(n: int, d: int) -> bool:
     """Whether herding and SBQ enumerate all d! orderings instead of choosing n greedily."""

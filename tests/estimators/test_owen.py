@@ -9,7 +9,6 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from game_helpers import CountingModel, interventional_game, pairwise_model, polynomial_setup, third_order, truth
 from scipy.stats import t as student_t
 
 import sklearn_shapq.estimators._owen as owen_module
@@ -18,6 +17,7 @@ from sklearn_shapq.estimators._owen import OWEN_RUNS, trapezoid_weights
 from sklearn_shapq.samplers import row_keys
 
 from brute_force import interventional_value, random_polynomial_model
+from game_helpers import CountingModel, interventional_game, pairwise_model, polynomial_setup, third_order, truth
 
 
 def distinct_keys(n, seed=0):
@@ -209,11 +209,6 @@ def test_owen_plan():
         assert estimator.n_evals == OWEN_RUNS * estimator.n_q * (d + 1) <= 95
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="owen_units does not validate n_q: an odd grid with halved=True silently drops the middle "
-    "point (weights sum to less than 1), and n_q = 1 divides by zero",
-)
 @pytest.mark.parametrize(("n_q", "halved"), [(3, True), (5, True), (1, False), (0, False)])
 def test_owen_units_refuses_a_grid_it_cannot_run(n_q, halved):
     game = interventional_game(third_order, np.zeros((1, 4)), np.ones((1, 4)))

@@ -5,7 +5,6 @@ Statistical checks explain one row repeated R times under R distinct row keys in
 
 import numpy as np
 import pytest
-from game_helpers import CountingModel, interventional_game, polynomial_setup, third_order, truth
 
 import sklearn_shapq.estimators._stratified as stratified_module
 from sklearn_shapq.estimators import StratifiedEstimator, stratified_plan, stratified_shapley
@@ -13,6 +12,7 @@ from sklearn_shapq.estimators._stratified import largest_remainder_allocation
 from sklearn_shapq.samplers import row_keys
 
 from brute_force import random_polynomial_model
+from game_helpers import CountingModel, interventional_game, polynomial_setup, third_order, truth
 
 
 def stratified(game, n_samples, *, seed=0, keys=None):
@@ -156,11 +156,6 @@ def test_stratified_plan_and_minimum():
     assert StratifiedEstimator("stratified", 801, 10, 0).n_samples == 400
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stratified_shapley does not validate n_samples: fewer than two phase-1 samples per stratum "
-    "gives 0/0 variances (NaN) instead of an error",
-)
 @pytest.mark.parametrize("n_samples", [0, 16, 4 * 16 - 1])
 def test_stratified_shapley_refuses_fewer_than_two_samples_per_stratum(n_samples):
     game = interventional_game(third_order, np.zeros((1, 4)), np.ones((1, 4)))

@@ -6,7 +6,6 @@ every row walks its own orderings) or under distinct seeds (shared designs are b
 
 import numpy as np
 import pytest
-from game_helpers import interventional_game, pairwise_model, run_estimator, truth
 
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, PermutationWalkEstimator
 from sklearn_shapq.estimators._walk_estimator import TOL_MIN_UNITS
@@ -14,6 +13,7 @@ from sklearn_shapq.samplers import ORDERING_SOURCES, row_keys
 from sklearn_shapq.samplers._sources import DesignSource
 
 from brute_force import random_polynomial_model
+from game_helpers import interventional_game, pairwise_model, run_estimator, truth
 
 WALKS = tuple(ORDERING_SOURCES)
 PER_ROW = tuple(name for name in WALKS if not issubclass(ORDERING_SOURCES[name], DesignSource))
@@ -86,13 +86,31 @@ def test_additive_games_are_exact_with_a_single_unit(name):
 
 @pytest.mark.parametrize("name", ["antithetic", "orthogonal"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_pairwise_games_are_exact_with_reversal_pairs(name, seed):
+@pytest.mark.parametrize("n_pairs", [1, 3])
+def test_pairwise_games_are_exact_with_reversal_pairs(name, seed, n_pairs):
     rng = np.random.default_rng(seed)
-    d = 6
-    f = pairwise_model(d, rng)
+    d = 8 if n_pairs == 1 else 6
+    f = pairwise_model(d, rng) if seed else random_polynomial_model(d, rng, order=2, n_terms=20)
     background, X = rng.normal(size=(5, d)), rng.normal(size=(3, d))
-    estimate, _ = run_estimator(name, interventional_game(f, background, X), 2 + 6 * (d - 1), seed=seed)
+    budget = 2 + 2 * n_pairs * (d - 1)
+    estimate, estimator = run_estimator(name, interventional_game(f, background, X), budget, seed=seed)
+    assert estimator.n_evals == budget
     np.testing.assert_allclose(estimate.values[..., 0], truth(f, X, background), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", WALKS)
+def test_dummy_and_symmetric_players(name):
+    d = 5
+
+    def f(Z):  # players 0 and 1 symmetric; player 4 a dummy; interactions of order two only
+        return Z[:, 0] * Z[:, 1] + Z[:, 0] + Z[:, 1] + Z[:, 2] * Z[:, 3] ** 2
+
+    x = np.array([[1.5, 1.5, 0.3, -2.0, 7.0]])
+    estimate, _ = run_estimator(name, interventional_game(f, np.zeros((1, d)), x), 100)
+    phi = estimate.values[0, :, 0]
+    assert phi[4] == 0.0  # every gain of a dummy is exactly 0
+    if name in ("antithetic", "orthogonal"):  # exact for pairwise games, so symmetric
+        assert phi[0] == pytest.approx(phi[1], abs=1e-12)
 
 
 def test_a_third_order_term_breaks_pairwise_exactness(polynomial):
@@ -130,11 +148,6 @@ def test_complete_designs_are_exact_with_zero_error(name, d, budget):
         assert estimator.n_evals == estimate.n_evals[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SobolSource.is_exact is always False: at d = 2 an even number of alternating orderings gives "
-    "exact values, but their standard errors are reported from the spread of the two orderings (was 0)",
-)
 def test_sobol_with_two_features_is_exact_with_zero_error():
     rng = np.random.default_rng(0)
     f = random_polynomial_model(2, rng)
