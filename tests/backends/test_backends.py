@@ -87,7 +87,6 @@ def test_array_twin_explainer_equals_cpu(sampler):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not _has_gpu(), reason="needs cupy and a CUDA device")
 def test_cuda_masked_rows_kernel_equals_numpy_twin():
     import cupy
 
@@ -98,7 +97,6 @@ def test_cuda_masked_rows_kernel_equals_numpy_twin():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not _has_gpu(), reason="needs cupy and a CUDA device")
 @pytest.mark.parametrize("sampler", ["antithetic", "orthogonal", "sbq", "stratified"])
 def test_cuda_explainer_equals_cpu_with_xgboost(sampler):
     xgboost = pytest.importorskip("xgboost")

@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
-from game_helpers import interventional_game, run_estimator, truth
 
 from sklearn_shapq.estimators import exact_shapley
 from sklearn_shapq.games import TableGame
 
 from brute_force import brute_force_shapley, random_polynomial_model
+from game_helpers import interventional_game, run_estimator, truth
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 5, 7])

@@ -211,8 +211,9 @@ def test_owen_plan():
 
 @pytest.mark.parametrize(("n_q", "halved"), [(3, True), (5, True), (1, False), (0, False)])
 def test_owen_units_refuses_a_grid_it_cannot_run(n_q, halved):
+    """An odd grid for Owen-halved would drop its middle point (weights summing to less than 1)."""
     game = interventional_game(third_order, np.zeros((1, 4)), np.ones((1, 4)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="n_q must be at least 2"):
         owen_units(game, np.array([0]), distinct_keys(1), n_q, halved=halved)
 
 

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from game_helpers import codes_of
 
 from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.estimators import prefix_masks, walk_gains, walk_units
 from sklearn_shapq.estimators._permutation_walk import unit_means
 from sklearn_shapq.games import TableGame
+
+from game_helpers import codes_of
 
 
 def _gains_by_hand(table, ordering):

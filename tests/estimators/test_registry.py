@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from game_helpers import CountingModel, interventional_game, run_estimator
 
 import sklearn_shapq.estimators._exact as exact_module
 import sklearn_shapq.estimators._owen as owen_module
@@ -27,6 +26,7 @@ from sklearn_shapq.estimators import (
 from sklearn_shapq.samplers import ORDERING_SOURCES, row_keys
 
 from brute_force import random_polynomial_model
+from game_helpers import CountingModel, interventional_game, run_estimator
 
 NAMES = sorted(SHAPLEY_ESTIMATORS)
 CORNER_FREE = ("owen", "owen_halved", "stratified")
@@ -301,3 +301,32 @@ def test_additive_games_are_exact(name):
     estimate, _ = run_estimator(name, interventional_game(lambda Z: Z @ coef, background, X), budget)
     np.testing.assert_allclose(estimate.values[..., 0], coef * (X - background.mean(0)), atol=1e-10)
     np.testing.assert_allclose(estimate.stderr, 0.0, atol=1e-10)
+
+
+def test_large_batches_few_model_calls():
+    d, n_background, n_rows = 10, 50, 40
+    model = CountingModel(d)
+    rng = np.random.default_rng(0)
+    game = interventional_game(model, rng.normal(size=(n_background, d)), rng.normal(size=(n_rows, d)))
+    model.calls = 0
+    run_estimator("antithetic", game, 200)
+    # 40 rows x 198 coalitions x 50 background rows = 396,000 model rows fit one auto batch (plus v(N))
+    assert model.calls <= 3
+
+
+@pytest.mark.parametrize("name", ["antithetic", "owen_halved", "stratified"])
+def test_threaded_model_calls_change_nothing(name):
+    d = 6
+    rng = np.random.default_rng(8)
+    background, X = rng.normal(size=(20, d)), rng.normal(size=(9, d))
+    budget = _budget(name, d)
+    results = []
+    for n_jobs, batch_size in ((1, "auto"), (2, 200), (3, "auto")):
+        model = CountingModel(d)
+        with interventional_game(model, background, X, batch_size=batch_size, n_jobs=n_jobs) as game:
+            model.rows = 0
+            estimate, _ = run_estimator(name, game, budget, seed=1)
+            assert model.rows == game.n_model_rows
+        results.append(estimate.values)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])

@@ -159,7 +159,7 @@ def test_stratified_plan_and_minimum():
 @pytest.mark.parametrize("n_samples", [0, 16, 4 * 16 - 1])
 def test_stratified_shapley_refuses_fewer_than_two_samples_per_stratum(n_samples):
     game = interventional_game(third_order, np.zeros((1, 4)), np.ones((1, 4)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="fewer than 2"):
         stratified_shapley(game, np.array([0]), np.array([1], dtype=np.uint64), n_samples)
 
 

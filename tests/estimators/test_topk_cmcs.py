@@ -4,7 +4,6 @@ from math import comb, factorial
 
 import numpy as np
 import pytest
-from game_helpers import LoggingGame, all_masks, codes_of
 from scipy.stats import chisquare
 
 from sklearn_shapq.estimators import top_k_shapley
@@ -20,6 +19,7 @@ from sklearn_shapq.games import TableGame, planted_unanimity_game
 from sklearn_shapq.samplers import KeyedStream, row_keys
 
 from brute_force import brute_force_shapley
+from game_helpers import LoggingGame, all_masks, codes_of
 
 ALPHA = 1e-3
 

@@ -149,12 +149,18 @@ def test_complete_designs_are_exact_with_zero_error(name, d, budget):
 
 
 def test_sobol_with_two_features_is_exact_with_zero_error():
+    """At d = 2 an even number of alternating orderings weighs both permutations ½: exact, zero error."""
     rng = np.random.default_rng(0)
     f = random_polynomial_model(2, rng)
     background, X = rng.normal(size=(6, 2)), rng.normal(size=(3, 2))
     estimate, _ = run_estimator("sobol", interventional_game(f, background, X), 40)  # 38 orderings
     np.testing.assert_allclose(estimate.values[..., 0], truth(f, X, background), atol=1e-10)
     assert (estimate.stderr == 0).all()
+    odd, _ = run_estimator("sobol", interventional_game(f, background, X), 2 + 37)  # 37: not exact
+    assert (odd.stderr > 0).all()
+    stopping, _ = run_estimator("sobol", interventional_game(f, background, X), 2 + 200, tol=1e-9)
+    np.testing.assert_allclose(stopping.values[..., 0], truth(f, X, background), atol=1e-10)
+    assert (stopping.n_evals < 2 + 200).all()  # an exact check stops the walk
 
 
 # ---------------------------------------------------------------- unbiasedness and errors

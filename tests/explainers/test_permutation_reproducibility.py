@@ -1,11 +1,8 @@
 """random_state semantics: identical results for an int seed, global RNG untouched."""
 
 import numpy as np
-import pytest
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq._random import make_generator
-from sklearn_shapq.samplers import sample_permutations
 
 
 def _model(Z):
@@ -61,41 +58,3 @@ def test_background_subsample_reproducible():
     assert a.background_.shape == (20, 6)
     full, _ = _explainer(random_state=3, background_size=None)
     assert full.background_.shape == (100, 6)
-
-
-def test_make_generator_errors():
-    with pytest.raises(TypeError):
-        make_generator("seed")
-    with pytest.raises(ValueError):
-        make_generator(-1)
-
-
-@pytest.mark.parametrize("method", ["mc", "antithetic"])
-@pytest.mark.parametrize("n", [1, 4, 7])
-def test_sample_permutations(method, n):
-    orderings, weights = sample_permutations(method, n, 6, random_state=0)
-    assert orderings.shape == (n, 6)
-    assert np.all(np.sort(orderings, axis=1) == np.arange(6))
-    np.testing.assert_allclose(weights.sum(), 1.0)
-    if method == "antithetic":
-        for i in range(n // 2):
-            np.testing.assert_array_equal(orderings[2 * i + 1], orderings[2 * i][::-1])
-    again, _ = sample_permutations(method, n, 6, random_state=0)
-    np.testing.assert_array_equal(orderings, again)
-
-
-def test_sample_permutations_errors():
-    with pytest.raises(ValueError, match="Unknown"):
-        sample_permutations("herd", 3, 4)
-    with pytest.raises(ValueError):
-        sample_permutations("mc", 0, 4)
-
-
-def test_orderings_are_uniform():
-    # chi-square style check: all 24 orderings of 4 features about equally frequent
-    orderings, _ = sample_permutations("mc", 24000, 4, random_state=0)
-    codes = orderings @ (4 ** np.arange(4))
-    _, counts = np.unique(codes, return_counts=True)
-    assert counts.size == 24
-    chi2 = ((counts - 1000) ** 2 / 1000).sum()
-    assert chi2 < 49.7  # 0.999 quantile of chi-square with 23 degrees of freedom

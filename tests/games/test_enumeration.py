@@ -4,13 +4,13 @@ from math import comb, factorial
 
 import numpy as np
 import pytest
-from game_helpers import all_masks
 
 from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.games import coalition_masks, shapley_from_table, shapley_weights
 from sklearn_shapq.games._enumeration import coalition_sizes
 
 from brute_force import brute_force_shapley
+from game_helpers import all_masks
 
 
 @pytest.mark.parametrize("d", [1, 3, 7])

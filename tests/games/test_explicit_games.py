@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from game_helpers import all_masks
 
 from sklearn_shapq.games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
 
 from brute_force import brute_force_shapley
+from game_helpers import all_masks
 
 # ---------------------------------------------------------------- tables
 

@@ -82,8 +82,9 @@ def test_shape_checks_before_any_evaluation():
 
 @pytest.mark.parametrize("games", [[0, 2], [-1, 0]])
 def test_out_of_range_game_indices_are_refused_before_evaluation(games):
+    """A negative index would wrap to the last game: refused before any model work."""
     game = RecordingGame(3, 2)
-    with pytest.raises(ValueError, match="game"):
+    with pytest.raises(ValueError, match="game indices"):
         game(np.ones((2, 3), dtype=bool), np.array(games))
     assert game.evaluated == []  # no model work is spent on a call that fails
     np.testing.assert_array_equal(game.n_evals, [0, 0])

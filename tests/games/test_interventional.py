@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from game_helpers import CountingModel, interventional_game
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 
@@ -11,6 +10,7 @@ from sklearn_shapq.games import InterventionalGame, make_model_function
 from sklearn_shapq.games._interventional import DEFAULT_MEMORY_BYTES
 
 from brute_force import brute_force_shapley, interventional_value
+from game_helpers import CountingModel, interventional_game
 
 
 def test_regressor_values_corners_counts_and_shapley():

@@ -3,7 +3,6 @@
 import joblib
 import numpy as np
 import pytest
-from game_helpers import as_mask
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -16,6 +15,7 @@ from sklearn_shapq.estimators import top_k_shapley
 from sklearn_shapq.games import InterventionalGame, MarginalScoreGame, RetrainGame, make_model_function
 
 from brute_force import interventional_value
+from game_helpers import as_mask
 
 
 def _diabetes(n=200, seed=0):

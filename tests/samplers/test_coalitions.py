@@ -4,10 +4,11 @@ from math import comb
 
 import numpy as np
 import pytest
-from game_helpers import all_masks, codes_of
 from scipy.stats import chisquare
 
 from sklearn_shapq.samplers import sized_coalitions
+
+from game_helpers import all_masks, codes_of
 
 ALPHA = 1e-3
 

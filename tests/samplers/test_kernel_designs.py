@@ -5,10 +5,11 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from game_helpers import permutation_pvalue
 
 from sklearn_shapq.samplers import discrepancy, sample_permutations
 from sklearn_shapq.samplers._kernel_designs import herding_orderings, sbq_orderings, sbq_weights
+
+from game_helpers import permutation_pvalue
 
 ALPHA = 1e-3
 

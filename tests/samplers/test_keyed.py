@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from game_helpers import is_permutation_rows, permutation_pvalue
 from scipy.stats import chisquare, kstest
 
 from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.samplers import KeyedStream, keyed_orderings, keyed_uniforms, row_keys, substream_keys
 from sklearn_shapq.samplers._keyed import counter_normals, uniform_ranks
+
+from game_helpers import is_permutation_rows, permutation_pvalue
 
 ALPHA = 1e-3
 

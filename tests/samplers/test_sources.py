@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from game_helpers import is_permutation_rows, permutation_pvalue
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.samplers import ORDERING_SOURCES, OrderingSource, make_source, row_keys
@@ -15,6 +14,8 @@ from sklearn_shapq.samplers._sources import (
     enumerated_orderings,
     is_enumerated,
 )
+
+from game_helpers import is_permutation_rows, permutation_pvalue
 
 ALPHA = 1e-3
 SAMPLERS = list(ORDERING_SOURCES)

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from game_helpers import permutation_pvalue
 
 from sklearn_shapq.samplers import mallows_kernel, sample_permutations
 from sklearn_shapq.samplers._sphere import (
@@ -14,6 +13,8 @@ from sklearn_shapq.samplers._sphere import (
     sphere_orderings,
     zero_sum_embedding,
 )
+
+from game_helpers import permutation_pvalue
 
 ALPHA = 1e-3
 

@@ -1,0 +1,422 @@
+"""top_k_shapley: the registry, budgets against an independent counter, keyed games, recovery, PAC mode, edges."""
+
+import warnings
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import sklearn_shapq.estimators._topk_base as topk_base
+from sklearn_shapq.estimators import (
+    TOPK_ESTIMATORS,
+    TopKEstimator,
+    binary_precision,
+    inclusion_exclusion_error,
+    ratio_precision,
+    top_k_shapley,
+)
+from sklearn_shapq.games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
+from sklearn_shapq.samplers import row_keys
+
+from game_helpers import LoggingGame, all_masks
+
+METHODS = tuple(TOPK_ESTIMATORS)
+PAC_METHODS = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
+SAMPLING_METHODS = tuple(m for m in METHODS if m not in ("svarm", "stratified_svarm"))
+"""Methods that average marginal contributions (exact on additive games)."""
+
+
+def additive_game(w, n_games=1):
+    w = np.asarray(w, dtype=float)
+    return TableGame(all_masks(w.size) @ w, n_games=n_games)
+
+
+def comparability_game(n=12):
+    """Spec §13.16: v(S) = (|S|/n)^2 Σ_{i∈S} w_i + 0.3 sin(0.7 index(S)) 1[S ≠ ∅], w sorted U(0, 1), seed 5.
+
+    index(S) puts player 0 on the most significant bit: the spec's calibration numbers
+    (CMCS 0.81, ApproShapley 0.28 at B = 300) are reproduced with that order, not the reverse.
+    """
+    w = np.sort(np.random.default_rng(5).uniform(size=n))
+    masks = all_masks(n)
+    index = masks.astype(np.int64) @ (np.int64(1) << np.arange(n - 1, -1, -1, dtype=np.int64))
+    return (masks.sum(axis=1) / n) ** 2 * (masks @ w) + 0.3 * np.sin(0.7 * index) * (index > 0)
+
+
+# ---------------------------------------------------------------- the registry
+
+
+def test_registry_contents():
+    assert set(METHODS) == {
+        "cmcs",
+        "greedy_cmcs",
+        "cmcs_at_k",
+        "permutation",
+        "sampling_shap_at_k",
+        "svarm",
+        "stratified_svarm",
+    }
+    for name, cls in TOPK_ESTIMATORS.items():
+        assert issubclass(cls, TopKEstimator) and cls.name == name
+    assert set(PAC_METHODS) == {"cmcs", "greedy_cmcs", "cmcs_at_k", "sampling_shap_at_k"}
+    assert {n for n, c in TOPK_ESTIMATORS.items() if c.adaptive} == {"greedy_cmcs", "cmcs_at_k", "sampling_shap_at_k"}
+    assert TOPK_ESTIMATORS["cmcs_at_k"].warm_up_evals(6, 5) == 2 + 5 * 7
+    assert TOPK_ESTIMATORS["sampling_shap_at_k"].warm_up_evals(6, 5) == 2 + 5 * 5
+
+
+# ---------------------------------------------------------------- budget accounting
+
+
+@pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")
+@pytest.mark.parametrize("n_games", [1, 3])
+@pytest.mark.parametrize("method", METHODS)
+def test_budget_matches_an_independent_counter(method, n_games):
+    d = 5
+    table = np.random.default_rng(1).normal(size=2**d)
+    leftover_bound = {"permutation": d - 2, "sampling_shap_at_k": d - 2, "svarm": 0}.get(method, 1)
+    for budget in (2, 3, d, d + 1, d + 2, 2 * d, 10 * d, 1000):
+        game = LoggingGame(table, n_games=n_games)
+        result = top_k_shapley(game, 2, method, max_evals=budget, t_min=3, random_state=budget)
+        masks, games = game.logged()
+        counts = np.bincount(games, minlength=n_games)
+        np.testing.assert_array_equal(counts, result.n_evals)  # reported = evaluated
+        np.testing.assert_array_equal(game.n_evals, counts)
+        assert counts.max() <= budget  # never past the budget
+        assert (budget - counts).max() <= leftover_bound  # and (nearly) all of it spent
+        sizes = masks.sum(axis=1)
+        for g in range(n_games):  # ∅ and N once per game, in the first call
+            assert ((sizes == 0) & (games == g)).sum() == 1
+            assert ((sizes == d) & (games == g)).sum() == 1
+        first_masks, first_games = game.calls[0]
+        assert len(first_masks) == 2 * n_games
+        assert set(first_masks.sum(axis=1)) == {0, d} and set(first_games) == set(range(n_games))
+        assert result.values.shape == result.stderr.shape == result.counts.shape == (n_games, d)
+        assert result.top_k.shape == (n_games, 2)
+        assert not np.isnan(result.values).any() and not np.isnan(result.stderr).any()
+
+
+@pytest.mark.parametrize("method", PAC_METHODS)
+def test_budget_cap_in_pac_mode(method):
+    game = LoggingGame(np.random.default_rng(2).normal(size=2**6), n_games=4)
+    result = top_k_shapley(game, 2, method, max_evals=150, epsilon=0.0, t_min=5, random_state=0)
+    counts = np.bincount(game.logged()[1], minlength=4)
+    np.testing.assert_array_equal(counts, result.n_evals)
+    assert counts.max() <= 150
+
+
+def test_a_budget_below_the_warm_up_warns():
+    game = TableGame(np.arange(64.0))
+    with pytest.warns(UserWarning, match="warm-up"):
+        top_k_shapley(game, 2, "cmcs_at_k", max_evals=40, t_min=10, random_state=0)
+    with pytest.warns(UserWarning, match="warm-up"):
+        top_k_shapley(game, 2, "sampling_shap_at_k", max_evals=2 + 10 * 5 - 1, t_min=10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        top_k_shapley(game, 2, "sampling_shap_at_k", max_evals=2 + 10 * 5, t_min=10, random_state=0)
+        top_k_shapley(game, 2, "cmcs", max_evals=40, t_min=10, random_state=0)  # not adaptive: no warm-up
+
+
+# ---------------------------------------------------------------- randomness: seeds and keys
+
+
+def test_lockstep_runs_are_independent_and_reproducible():
+    table = np.random.default_rng(0).normal(size=2**5)
+    for method in METHODS:
+        first = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=5)
+        second = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=5)
+        np.testing.assert_array_equal(first.values, second.values)
+        np.testing.assert_array_equal(first.top_k, second.top_k)
+        np.testing.assert_array_equal(first.n_evals, second.n_evals)
+        assert not np.array_equal(first.values[0], first.values[1]), method
+        third = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=6)
+        assert not np.array_equal(first.values, third.values), method
+    generator = top_k_shapley(TableGame(table), 2, "cmcs", max_evals=60, random_state=np.random.default_rng(1))
+    assert generator.values.shape == (1, 5)
+
+
+@pytest.mark.parametrize("epsilon", [None, 0.05])
+@pytest.mark.parametrize("method", METHODS)
+def test_a_games_result_depends_on_its_key_alone(method, epsilon):
+    """Alone or among other games, first or last, once or twice: equal keys give equal results."""
+    if epsilon is not None and method not in PAC_METHODS:
+        pytest.skip("no PAC mode")
+    d = 6
+    tables = np.random.default_rng(7).normal(size=(4, 2**d))
+    keys = row_keys(3, np.arange(4.0)[:, None])
+    options = dict(max_evals=300, epsilon=epsilon, t_min=4)
+    together = top_k_shapley(TableGame(tables[[0, 1, 2, 1]]), 2, method, keys=keys[[0, 1, 2, 1]], **options)
+    for field in ("values", "stderr", "counts", "top_k", "n_evals", "pac_satisfied"):  # the duplicate
+        np.testing.assert_array_equal(getattr(together, field)[1], getattr(together, field)[3], err_msg=field)
+    for g in range(3):
+        alone = top_k_shapley(TableGame(tables[g : g + 1]), 2, method, keys=keys[g : g + 1], **options)
+        for field in ("values", "stderr", "counts", "top_k", "n_evals", "pac_satisfied"):
+            np.testing.assert_array_equal(getattr(alone, field)[0], getattr(together, field)[g], err_msg=field)
+    reordered = top_k_shapley(TableGame(tables[[2, 0]]), 2, method, keys=keys[[2, 0]], **options)
+    np.testing.assert_array_equal(reordered.values, together.values[[2, 0]])
+
+
+@pytest.mark.parametrize("method", SAMPLING_METHODS)
+def test_chunks_of_rounds_change_nothing(method, monkeypatch):
+    """Fewer rounds per chunk: the same draws in the same order (merged in other chunks: equal to rounding).
+
+    Not for the SVARM family: a chunk takes each kind of draw (sizes, then coalitions) for all its
+    rounds in turn, so its draws depend on the chunk size (still a function of the game alone).
+    """
+    table = np.random.default_rng(8).normal(size=2**6)
+    options = dict(max_evals=400, t_min=4, random_state=2)
+    reference = top_k_shapley(TableGame(table, n_games=3), 2, method, **options)
+    monkeypatch.setattr(topk_base, "GAME_CELLS", 1)  # one round per chunk
+    chunked = top_k_shapley(TableGame(table, n_games=3), 2, method, **options)
+    np.testing.assert_allclose(chunked.values, reference.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(chunked.counts, reference.counts)
+    np.testing.assert_array_equal(chunked.n_evals, reference.n_evals)
+
+
+def test_outputs_pick_the_ranked_output_of_each_game():
+    d = 4
+    w = np.array([[1.0, 4.0, 2.0, 3.0], [4.0, 3.0, 2.0, 1.0]])
+
+    class TwoOutputs(TableGame):
+        def evaluate(self, masks, games):
+            return masks.astype(float) @ w.T
+
+    game = TwoOutputs(np.zeros(2**d), n_games=2)
+    result = top_k_shapley(game, 1, "cmcs", max_evals=50, outputs=np.array([1, 0]), random_state=0)
+    np.testing.assert_allclose(result.values, w[[1, 0]], atol=1e-12)
+    np.testing.assert_array_equal(result.top_k[:, 0], [0, 1])
+
+
+# ---------------------------------------------------------------- estimates
+
+
+@pytest.mark.parametrize(("method", "budget"), [("cmcs", 30), ("cmcs", 2 + 3 * 7), ("permutation", 27)])
+def test_monte_carlo_mean_is_unbiased(method, budget):
+    """Mean of φ̂ over 4000 lockstep runs within 4 standard errors of φ (not for the adaptive methods)."""
+    d, runs = 6, 4000
+    table = np.random.default_rng(3).normal(size=2**d) * 2
+    game = TableGame(table, n_games=runs)
+    phi = game.shapley_values()[0, :, 0]
+    result = top_k_shapley(game, 2, method, max_evals=budget, random_state=0)
+    standard_error = result.values.std(axis=0, ddof=1) / np.sqrt(runs)
+    z = (result.values.mean(axis=0) - phi) / standard_error
+    assert np.abs(z).max() < 4.0, z
+    assert (result.values.std(axis=0) > 0).all()  # the runs are independent, not copies
+
+
+@pytest.mark.parametrize("method", SAMPLING_METHODS)
+def test_additive_game_is_exact_for_every_sampling_method(method):
+    w = np.array([0.5, -1.0, 2.0, 0.25, 3.0])
+    result = top_k_shapley(additive_game(w, 2), 2, method, max_evals=300, t_min=3, random_state=0)
+    np.testing.assert_allclose(result.values, np.tile(w, (2, 1)), atol=1e-12)
+    np.testing.assert_allclose(result.stderr, 0.0, atol=1e-12)
+    assert [set(row) for row in result.top_k] == [{2, 4}] * 2
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_symmetric_game_any_set_is_right(method):
+    d = 6
+    game = CallableGame(lambda masks: masks.sum(axis=1) ** 2.0, d, n_games=1)
+    phi = game.shapley_values()[0, :, 0]
+    assert np.ptp(phi) == 0.0
+    result = top_k_shapley(game, 3, method, max_evals=200, t_min=3, random_state=0)
+    assert ratio_precision(phi, result.top_k)[0] == 1.0
+    assert binary_precision(phi, result.top_k)[0] == 1.0
+    assert inclusion_exclusion_error(phi, result.top_k)[0] == 0.0
+    sets = list(combinations(range(d), 3))
+    np.testing.assert_array_equal(ratio_precision(phi, sets), 1.0)
+    np.testing.assert_array_equal(inclusion_exclusion_error(phi, sets), 0.0)
+
+
+@pytest.mark.slow
+def test_absolute_ranking_picks_the_largest_magnitudes():
+    d = 6
+    carriers = np.vstack([np.eye(d, dtype=bool), [[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 1, 0], [0, 1, 0, 0, 0, 1]]])
+    coefficients = np.array([1.0, -6.0, 2.0, 0.5, -3.0, 0.2, 0.4, -0.6, 0.3])
+    game = UnanimityGame(carriers, coefficients, n_games=50)
+    phi = game.shapley_values()[0, :, 0]
+    assert set(np.argsort(-phi)[:2]) == {0, 2} and set(np.argsort(-np.abs(phi))[:2]) == {1, 4}
+    for method in METHODS:
+        budget = 1500 if "svarm" in method else 300
+        absolute = top_k_shapley(game, 2, method, max_evals=budget, ranking="absolute", random_state=0)
+        signed = top_k_shapley(game, 2, method, max_evals=budget, random_state=0)
+        assert binary_precision(np.abs(phi), absolute.top_k).mean() >= 0.9, method
+        assert binary_precision(phi, signed.top_k).mean() >= 0.9, method
+        key = np.take_along_axis(np.abs(absolute.values), absolute.top_k, 1)  # largest first
+        assert (key[:, 0] >= key[:, 1]).all()
+    pac = top_k_shapley(game, 2, "cmcs_at_k", epsilon=0.05, ranking="absolute", random_state=0)
+    assert pac.pac_satisfied.all()
+    assert binary_precision(np.abs(phi), pac.top_k).mean() >= 0.9
+
+
+# ---------------------------------------------------------------- recovery of a planted top-k
+
+
+def _success(game, k, method, budget, seed=0):
+    phi = game.shapley_values()[0, :, 0]
+    result = top_k_shapley(game, k, method, max_evals=budget, random_state=seed)
+    assert (result.n_evals <= budget).all()
+    return binary_precision(phi, result.top_k).mean()
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")  # the spec's budget: warm-up rounds only
+@pytest.mark.parametrize("method", ["cmcs", "greedy_cmcs", "cmcs_at_k", "permutation"])
+def test_planted_top3_of_12_at_budget_300(method):
+    game = planted_unanimity_game(12, 3, np.random.default_rng(123), n_games=100)
+    assert _success(game, 3, method, 300) >= 0.95
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["cmcs", "greedy_cmcs", "cmcs_at_k", "permutation"])
+def test_planted_top5_of_30_at_budget_2000(method):
+    game = planted_unanimity_game(30, 5, np.random.default_rng(123), n_games=100)
+    phi = game.shapley_values()[0, :, 0]
+    assert np.sort(phi)[-5] - np.sort(phi)[-6] > 0.1  # a clear but not huge gap
+    assert _success(game, 5, method, 2000) >= 0.95
+
+
+@pytest.mark.slow
+def test_comparable_sampling_beats_permutation_sampling():
+    """Spec §13.16: CMCS binary precision > ApproShapley + 0.2 at B = 300, k = 3, 300 runs."""
+    game = TableGame(comparability_game(), n_games=300)
+    cmcs = _success(game, 3, "cmcs", 300)
+    permutation = _success(game, 3, "permutation", 300)
+    assert cmcs > permutation + 0.2, (cmcs, permutation)
+
+
+# ---------------------------------------------------------------- PAC mode
+
+
+@pytest.fixture(scope="module")
+def pac_runs():
+    """CMCS family and SamplingSHAP@K run to the SHAP@K rule on a planted game (δ = 0.05, ε = 1% of the range)."""
+    game = planted_unanimity_game(12, 3, np.random.default_rng(5), n_games=100)
+    phi = game.shapley_values()[0, :, 0]
+    epsilon = 0.01 * (phi.max() - phi.min())
+    runs = {
+        method: top_k_shapley(game, 3, method, max_evals=100_000, epsilon=epsilon, delta=0.05, random_state=1)
+        for method in PAC_METHODS
+    }
+    return phi, epsilon, runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", PAC_METHODS)
+def test_pac_error_rate_is_at_most_delta(pac_runs, method):
+    phi, epsilon, runs = pac_runs
+    result = runs[method]
+    assert result.pac_satisfied.all()  # every run stopped on the rule, not on the safety cap
+    assert (result.n_evals < 100_000).all()
+    correct = inclusion_exclusion_error(phi, result.top_k) <= epsilon
+    delta, runs_count = 0.05, correct.size
+    assert correct.mean() >= 1 - delta - 3 * np.sqrt(delta * (1 - delta) / runs_count)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", PAC_METHODS)
+def test_pac_flag_is_the_stopping_rule(pac_runs, method):
+    """pac_satisfied: max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= ε with z = Φ⁻¹(1 − δ/(2d)), all t >= t_min."""
+    phi, epsilon, runs = pac_runs
+    result = runs[method]
+    z = norm.isf(0.05 / (2 * phi.size))
+    inside = np.zeros(result.values.shape, bool)
+    np.put_along_axis(inside, result.top_k, True, axis=1)
+    upper = np.where(inside, -np.inf, result.values + z * result.stderr).max(axis=1)
+    lower = np.where(inside, result.values - z * result.stderr, np.inf).min(axis=1)
+    assert (upper - lower <= epsilon + 1e-12).all()
+    assert (result.counts >= 30).all()
+
+
+@pytest.mark.slow
+def test_cmcs_at_k_stops_sooner_than_plain_cmcs(pac_runs):
+    """Spec §13.18 (paper Table 1: 2–5x fewer calls)."""
+    _, _, runs = pac_runs
+    cmcs, at_k, greedy = (runs[m].n_evals.mean() for m in ("cmcs", "cmcs_at_k", "greedy_cmcs"))
+    assert at_k < 0.75 * cmcs, (at_k, cmcs)
+    assert greedy < cmcs
+
+
+def test_pac_mode_without_a_budget_and_an_unreachable_rule():
+    game = planted_unanimity_game(8, 2, np.random.default_rng(1), n_games=5)
+    phi = game.shapley_values()[0, :, 0]
+    result = top_k_shapley(game, 2, "cmcs_at_k", epsilon=0.05 * np.ptp(phi), t_min=10, random_state=0)
+    assert result.pac_satisfied.all()
+    capped = top_k_shapley(game, 2, "cmcs_at_k", max_evals=200, epsilon=0.0, t_min=10, random_state=0)
+    assert not capped.pac_satisfied.any()  # budget first: the intervals cannot separate to ε = 0 this fast
+    assert (capped.n_evals >= 199).all()
+
+
+# ---------------------------------------------------------------- edge cases and validation
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_single_player_game(method):
+    game = LoggingGame([0.5, 2.0], n_games=2)
+    for budget in (2, 50):
+        result = top_k_shapley(game, 1, method, max_evals=budget, random_state=0)
+        np.testing.assert_allclose(result.values, [[1.5], [1.5]])
+        np.testing.assert_array_equal(result.top_k, [[0], [0]])
+        np.testing.assert_array_equal(result.n_evals, [2, 2])
+    assert len(game.calls) == 1  # only ∅ and N, once: the game caches its corners
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_k_equal_to_d_returns_everyone(method):
+    d = 4
+    table = np.random.default_rng(13).normal(size=2**d)
+    result = top_k_shapley(TableGame(table, n_games=2), d, method, max_evals=200, t_min=3, random_state=0)
+    assert [sorted(row) for row in result.top_k] == [list(range(d))] * 2
+    key = np.take_along_axis(result.values, result.top_k, 1)
+    assert (np.diff(key, axis=1) <= 0).all()  # best first
+    np.testing.assert_array_equal(binary_precision(TableGame(table).shapley_values()[0, :, 0], result.top_k), 1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_two_player_game(method):
+    table = [0.0, 1.0, 3.0, 5.0]  # φ = (1.5, 3.5)
+    result = top_k_shapley(TableGame(table, n_games=20), 1, method, max_evals=40, t_min=2, random_state=0)
+    assert (result.n_evals <= 40).all()
+    np.testing.assert_array_equal(result.top_k, 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"k": 0}, "k must be an int between 1"),
+        ({"k": 6}, "k must be an int between 1"),
+        ({"k": 2.0}, "k must be an int"),
+        ({"k": True}, "k must be an int"),
+        ({"method": "kernel_shap"}, "method must be one of"),
+        ({"ranking": "abs"}, "ranking must be one of"),
+        ({"t_min": 1}, "t_min must be an int >= 2"),
+        ({"t_min": 2.5}, "t_min must be an int >= 2"),
+        ({"delta": 0.0}, "delta must lie in"),
+        ({"delta": 1.0}, "delta must lie in"),
+        ({"delta": "0.1"}, "delta must lie in"),
+        ({"epsilon": -0.1}, "epsilon must be None or a finite number"),
+        ({"epsilon": float("nan")}, "epsilon must be None or a finite number"),
+        ({"epsilon": float("inf")}, "epsilon must be None or a finite number"),
+        ({"epsilon": 0.1, "method": "permutation"}, "PAC mode"),
+        ({"epsilon": 0.1, "method": "svarm"}, "PAC mode"),
+        ({"epsilon": 0.1, "method": "stratified_svarm"}, "PAC mode"),
+        ({"max_evals": None}, "give epsilon > 0"),
+        ({"max_evals": None, "epsilon": 0.0}, "never separate"),
+        ({"max_evals": 1}, "max_evals must be an int >= 2"),
+        ({"max_evals": 0}, "max_evals must be an int >= 2"),
+        ({"max_evals": 100.0}, "max_evals must be an int >= 2"),
+        ({"max_evals": True}, "max_evals must be an int >= 2"),
+    ],
+)
+def test_argument_validation(kwargs, match):
+    game = TableGame(np.arange(32.0))
+    arguments = {"k": 2, "method": "cmcs", "max_evals": 50} | kwargs
+    with pytest.raises(ValueError, match=match):
+        top_k_shapley(game, **arguments)
+    assert game.n_evals[0] == 0  # nothing evaluated before the arguments are checked
+
+
+def test_numpy_integers_are_accepted():
+    game = TableGame(np.arange(32.0))
+    result = top_k_shapley(game, np.int64(2), "cmcs", max_evals=np.int64(40), t_min=np.int32(3), random_state=0)
+    assert result.n_evals[0] <= 40
