@@ -330,3 +330,26 @@ def test_threaded_model_calls_change_nothing(name):
         results.append(estimate.values)
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[0], results[2])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", NAMES)
+def test_cuda_backend_gives_the_same_estimates(name):
+    """Keyed draws are made on the host: a row's estimate on the GPU is its CPU estimate (to rounding)."""
+    from sklearn_shapq.backends import resolve_backend
+
+    def f(Z):  # array-namespace neutral: numpy on the CPU, cupy on the GPU
+        return Z[:, 0] * Z[:, 1] * Z[:, 2] + 0.5 * Z[:, 3] - Z[:, 1] * Z[:, 4]
+
+    d = 5
+    rng = np.random.default_rng(9)
+    background, X = rng.normal(size=(6, d)), rng.normal(size=(4, d))
+    budget = _budget(name, d)
+    cpu, _ = run_estimator(name, interventional_game(f, background, X), budget, seed=3)
+    backend = resolve_backend("cuda")
+    gpu_game = interventional_game(f, background, X, backend=backend)
+    gpu, _ = run_estimator(name, gpu_game, budget, seed=3)
+    np.testing.assert_allclose(backend.to_numpy(gpu.values), cpu.values, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(gpu.stderr), cpu.stderr, rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(gpu.n_evals, cpu.n_evals)
+    np.testing.assert_array_equal(gpu_game.n_evals, cpu.n_evals)
