@@ -21,6 +21,11 @@ def _timed(fn):
     return out, time.perf_counter() - start
 
 
+def _evals_per_row(explanation) -> int:
+    """Return the evaluations per explained row of one ``explain`` call (rows agree without tol)."""
+    return int(np.max(explanation.diagnostics["n_evals"]))
+
+
 def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) -> dict:
     """Exact Shapley values of an RBF SVR, and the permutation explainer's error in the same game.
 
@@ -49,7 +54,7 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
     rows = X_test.iloc[:n_rows]
     print(f"\nProduct-kernel model: RBF SVR (C=100, gamma=1) with {model.support_vectors_.shape[0]} support vectors.")
 
-    pkex = ProductKernelShapExplainer(model).fit(X_train)
+    pkex = ProductKernelShapExplainer(model, progress=False).fit(X_train)
     pkex.explain(rows.iloc[:2])  # numba warm-up
     exact, pkex_time = _timed(lambda: pkex.explain(rows))
     pkex_error = float(np.abs(exact.values.sum(1) + exact.base_values - model.predict(rows)).max())
@@ -59,7 +64,7 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
     )
 
     rows = rows.iloc[:_PERMUTATION_ROWS]
-    background = {"background_size": _PK_BACKGROUND, "random_state": seed}
+    background = {"background_size": _PK_BACKGROUND, "random_state": seed, "progress": False}
     interventional = ProductKernelShapExplainer(model, value_function="interventional", **background).fit(X_train)
     permutation = PermutationShapExplainer(model, **background).fit(X_train)
     if not np.array_equal(interventional.references_, permutation.background_):
@@ -67,20 +72,21 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
     interventional.explain(rows.iloc[:2])
     permutation.explain(rows.iloc[:2])
     truth, exact_time = _timed(lambda: interventional.explain(rows).values)
-    estimate, permutation_time = _timed(lambda: permutation.explain(rows).values)
+    result, permutation_time = _timed(lambda: permutation.explain(rows))
+    estimate, permutation_evals = result.values, _evals_per_row(result)
     rel_rmse = float(np.sqrt(np.mean((estimate - truth) ** 2)) / np.sqrt(np.mean(truth**2)))
     print(f"Interventional game, {len(rows)} rows, the same {_PK_BACKGROUND} background rows for both:")
     print(f"{'method':<58} {'evals/row':>9} {'seconds':>8} {'rel. RMSE':>9}")
     print(f"{'sklearn_shapq ProductKernelShap interventional (exact)':<58} {'-':>9} {exact_time:>8.2f} {0.0:>9.4f}")
     name = f"sklearn_shapq Permutation ({permutation.sampler_}, max_evals=auto)"
-    print(f"{name:<58} {permutation.n_evals_:>9} {permutation_time:>8.2f} {rel_rmse:>9.4f}")
+    print(f"{name:<58} {permutation_evals:>9} {permutation_time:>8.2f} {rel_rmse:>9.4f}")
     return {
         "n_support_vectors": int(model.support_vectors_.shape[0]),
         "pkex_seconds": pkex_time,
         "pkex_efficiency_error": pkex_error,
         "interventional_seconds": exact_time,
         "permutation_seconds": permutation_time,
-        "permutation_evals": int(permutation.n_evals_),
+        "permutation_evals": permutation_evals,
         "permutation_rel_rmse": rel_rmse,
     }
 
@@ -100,7 +106,7 @@ def _hsic_section(X, y) -> dict:
     """
     from sklearn_shapq import HSICAttribution
 
-    selector, seconds = _timed(lambda: HSICAttribution(n_features_to_select=3).fit(X, y))
+    selector, seconds = _timed(lambda: HSICAttribution(n_features_to_select=3, progress=False).fit(X, y))
     print(f"\nHSICAttribution: HSIC(X, y) = {selector.hsic_:.5f}, attributed exactly to features in {seconds:.2f} s:")
     order = np.argsort(-selector.attributions_)
     print("  " + ", ".join(f"{X.columns[j]} {selector.attributions_[j]:+.5f}" for j in order))
@@ -139,18 +145,21 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
 
     k, budget = 3, 400
     truth = np.abs(reference)
-    local = TopKShapley(model, k=k, prefit=True, max_evals=budget, random_state=seed).fit(background)
-    _, seconds = _timed(lambda: local.explain(rows))
-    precision = float(ratio_precision(truth, local.top_k_).mean())
-    walk = PermutationShapExplainer(model, max_evals=budget, random_state=seed, background_size=None).fit(background)
-    values, walk_seconds = _timed(lambda: walk.explain(rows).values)
+    local = TopKShapley(model, k=k, prefit=True, max_evals=budget, random_state=seed, progress=False).fit(background)
+    explanation, seconds = _timed(lambda: local.explain(rows))
+    precision = float(ratio_precision(truth, explanation.diagnostics["top_k"]).mean())
+    walk = PermutationShapExplainer(
+        model, max_evals=budget, random_state=seed, background_size=None, progress=False
+    ).fit(background)
+    walk_result, walk_seconds = _timed(lambda: walk.explain(rows))
+    values = walk_result.values
     walk_top = np.argsort(-np.abs(values), axis=1, kind="stable")[:, :k]
     walk_precision = float(ratio_precision(truth, walk_top).mean())
     print(f"\nTopKShapley (Greedy CMCS, {budget} evals/row): each row's top {k} features by |Shapley value|")
     print(f"  precision@{k} against exact TreeSHAP {precision:.3f} in {seconds:.2f} s")
-    walk_text = f"{walk.sampler_}, {walk.n_evals_} evals/row"
+    walk_text = f"{walk.sampler_}, {_evals_per_row(walk_result)} evals/row"
     print(f"  PermutationShapExplainer ({walk_text}): {walk_precision:.3f} in {walk_seconds:.2f} s")
-    selector = TopKShapley(RidgeCV(), k=k, cv=3, max_evals=400, random_state=seed)
+    selector = TopKShapley(RidgeCV(), k=k, cv=3, max_evals=400, random_state=seed, progress=False)
     _, select_seconds = _timed(lambda: selector.fit(X, y))
     print(
         f"  as a selector (v(S) = 3-fold CV R² of ridge on S; {selector.n_evals_} evals, {select_seconds:.1f} s): "
@@ -216,17 +225,20 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
         {"method": "shap.TreeExplainer interventional (exact)", "evals": "-", "seconds": tree_time, "rel_rmse": 0.0}
     ]
 
-    PermutationShapExplainer(model, max_evals=2 * d, random_state=seed).fit(background).explain(rows.iloc[:2])  # JIT
+    warm_up = PermutationShapExplainer(model, max_evals=2 * d, random_state=seed, progress=False)
+    warm_up.fit(background).explain(rows.iloc[:2])  # numba JIT
     explanation = None
     for budget in ("auto", 2000):
-        explainer = PermutationShapExplainer(model, max_evals=budget, random_state=seed, background_size=None)
+        explainer = PermutationShapExplainer(
+            model, max_evals=budget, random_state=seed, background_size=None, progress=False
+        )
         explainer.fit(background)
         result, seconds = _timed(lambda explainer=explainer: explainer.explain(rows))
         explanation = explanation or result
         table.append(
             {
                 "method": f"sklearn_shapq Permutation ({explainer.sampler_}, max_evals={budget})",
-                "evals": explainer.n_evals_,
+                "evals": _evals_per_row(result),
                 "seconds": seconds,
                 "rel_rmse": float(np.sqrt(np.mean((result.values - reference) ** 2)) / scale),
             }

@@ -30,7 +30,7 @@ from sklearn_shapq.estimators._topk_cmcs import cmcs_coalition_probability, cmcs
 from sklearn_shapq.estimators._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
 from sklearn_shapq.estimators._topk_state import TopKResult
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
-from sklearn_shapq.estimators._walk_estimator import PermutationWalkEstimator
+from sklearn_shapq.estimators._walk_estimator import PermutationWalkEstimator, register_sampler
 
 __all__ = [
     "PRODUCT_KERNEL_METHODS",
@@ -59,6 +59,7 @@ __all__ = [
     "product_kernel_shapley",
     "ratio_precision",
     "register_estimator",
+    "register_sampler",
     "register_topk",
     "resolve_product_kernel_method",
     "statistic_shapley",

@@ -15,9 +15,14 @@ import numpy as np
 
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._permutation_walk import walk_units
-from sklearn_shapq.estimators._registry import ShapleyEstimate, ShapleyEstimator, register_estimator
+from sklearn_shapq.estimators._registry import (
+    SHAPLEY_ESTIMATORS,
+    ShapleyEstimate,
+    ShapleyEstimator,
+    register_estimator,
+)
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
-from sklearn_shapq.samplers import ORDERING_SOURCES, make_source
+from sklearn_shapq.samplers import ORDERING_SOURCES, make_source, register_source
 
 ROW_MASK_BYTES = 4 * 2**20
 """Coalition masks of one row walked at once: fixes the chunks of a row, whatever its block."""
@@ -27,6 +32,13 @@ TOL_ROUNDS = 10
 
 TOL_MIN_UNITS = 10
 """No row stops before this many units: an error from fewer is too noisy to stop on."""
+
+
+def register_sampler(cls: type) -> type:
+    """Class decorator: register an ordering source and make its walk a Shapley estimator of the same name."""
+    register_source(cls)
+    SHAPLEY_ESTIMATORS[cls.name] = PermutationWalkEstimator
+    return cls
 
 
 @register_estimator(*ORDERING_SOURCES)

@@ -16,9 +16,6 @@ KERNEL_METHOD_MAX_FEATURES = 16
 AUTO_SBQ_MAX_ORDERINGS = 1000
 """``sampler="auto"`` uses SBQ up to this many orderings (about 1 s to build), herding beyond."""
 
-AUTO_HERDING_MAX_ORDERINGS = 10_000
-"""…and herding (O(n²) greedy steps) up to this many, orthogonal codes beyond."""
-
 
 def auto_max_evals(d: int) -> int:
     """Default budget: max(500, 2 + 20 (d − 1)), i.e. shap's default 500 or ten antithetic pairs."""
@@ -30,8 +27,8 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
 
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
     ``sampler="auto"``: exact when 2^d fits the budget; else for d <= 16 SBQ (herding beyond 1000
-    orderings, orthogonal codes beyond 10,000), since the kernel methods have the lowest error at
-    low d (spec §5.4; at d = 10 in ``benchmarks/bench_convergence.py`` SBQ's RMSE is 0.46x
+    orderings; at d <= 16 a budget of 4400 orderings pays for exact), since the kernel methods
+    have the lowest error at low d (spec §5.4; at d = 10 in ``benchmarks/bench_convergence.py`` SBQ's RMSE is 0.46x
     antithetic's at 180 orderings); above d = 16 orthogonal codes, which are never worse than
     antithetic and better as the budget grows; plain Monte Carlo when the budget cannot pay for
     one pair of orderings. With d = 1 every sampler is exact (2 evaluations).
@@ -71,7 +68,7 @@ def _auto_sampler(budget: int, d: int) -> str:
         return "exact"
     if budget < PermutationWalkEstimator.minimum_evals("orthogonal", d):
         return "mc"
-    orderings = PermutationWalkEstimator.orderings_within("sbq", budget, d)
-    if d > KERNEL_METHOD_MAX_FEATURES or orderings > AUTO_HERDING_MAX_ORDERINGS:
+    if d > KERNEL_METHOD_MAX_FEATURES:
         return "orthogonal"
+    orderings = PermutationWalkEstimator.orderings_within("sbq", budget, d)
     return "sbq" if orderings <= AUTO_SBQ_MAX_ORDERINGS else "herding"

@@ -353,3 +353,20 @@ def test_cuda_backend_gives_the_same_estimates(name):
     np.testing.assert_allclose(backend.to_numpy(gpu.stderr), cpu.stderr, rtol=1e-8, atol=1e-12)
     np.testing.assert_array_equal(gpu.n_evals, cpu.n_evals)
     np.testing.assert_array_equal(gpu_game.n_evals, cpu.n_evals)
+
+
+def test_a_sampler_registered_later_is_a_shapley_estimator_of_its_name():
+    from sklearn_shapq.estimators import register_sampler
+    from sklearn_shapq.samplers import ORDERING_SOURCES
+    from sklearn_shapq.samplers._sources import MonteCarloSource
+
+    @register_sampler
+    class Reversed(MonteCarloSource):
+        name = "test_reversed"
+
+    try:
+        assert SHAPLEY_ESTIMATORS["test_reversed"].minimum_evals("test_reversed", 5) == 2 + 4
+        estimator = SHAPLEY_ESTIMATORS["test_reversed"]("test_reversed", 50, 5, 0)
+        assert estimator.source.name == "test_reversed"
+    finally:
+        del ORDERING_SOURCES["test_reversed"], SHAPLEY_ESTIMATORS["test_reversed"]

@@ -4,7 +4,6 @@ import pytest
 
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 from sklearn_shapq.explainers._auto_sampler import (
-    AUTO_HERDING_MAX_ORDERINGS,
     AUTO_SBQ_MAX_ORDERINGS,
     KERNEL_METHOD_MAX_FEATURES,
     auto_max_evals,
@@ -71,10 +70,10 @@ def test_sampler_limits_are_errors():
         resolve_sampler("herding", 2 + 70_000 * 999, 1000)
 
 
-def test_exact_comes_before_the_herding_cap_at_low_d():
-    """Up to d = 16 a budget of more than 10,000 orderings pays for all 2^d coalitions: exact wins."""
+def test_kernel_designs_never_outgrow_exact_at_low_d():
+    """Up to d = 16 a budget of 4400 orderings pays for all 2^d coalitions: herding stays small."""
     for d in range(2, KERNEL_METHOD_MAX_FEATURES + 1):
-        budget = 2 + (AUTO_HERDING_MAX_ORDERINGS + 1) * (d - 1)
+        budget = 2 + 4400 * (d - 1)
         assert budget >= 2**d
         assert resolve_sampler("auto", budget, d) == ("exact", budget)
 
