@@ -230,7 +230,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         with backend.activate():
             model_fn = make_model_function(self.model, self.output, backend)
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
-            empty = backend.to_numpy(game.empty_value[0])
+            empty = backend.to_numpy(game.base_value)
         self.background_ = array
         self.n_features_in_ = array.shape[1]
         if names is not None:

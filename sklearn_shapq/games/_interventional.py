@@ -44,6 +44,9 @@ class InterventionalGame(Game):
 
     Attributes
     ----------
+    base_value : array of shape (k,)
+        v(∅), the mean model output over the background (the same for every row; computed without
+        touching the explained rows, so ``fit`` reads it without evaluating v(N)).
     n_model_rows, n_model_calls : int
         Rows and calls the model has received through this game.
 
@@ -84,8 +87,8 @@ class InterventionalGame(Game):
         if empty_value is None:
             empty_value = self._model(background).mean(axis=0)
             self.n_model_rows = self.n_model_calls = 0  # the counters are for the explained rows
-        self._empty = model_fn.backend.to_device(empty_value)
-        super().__init__(d, x.shape[0], int(self._empty.shape[0]), model_fn.backend)
+        self.base_value = model_fn.backend.to_device(empty_value)
+        super().__init__(d, x.shape[0], int(self.base_value.shape[0]), model_fn.backend)
 
     @property
     def batch_rows(self) -> int:
@@ -99,7 +102,7 @@ class InterventionalGame(Game):
 
     def corner_values(self) -> tuple[Any, Any]:
         """v(∅) from the background (shared by every row) and v(N) = f(x) in one model call."""
-        empty = self.backend.xp.broadcast_to(self._empty, (self.n_games, self.n_outputs))
+        empty = self.backend.xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs))
         return empty, self._model(self.x)
 
     def evaluate(self, masks: Any, games: Any) -> Any:

@@ -102,3 +102,69 @@ def test_any_budget_runs_in_bounded_memory_or_is_refused_before_any_work(diabete
     with pytest.raises(ValueError, match="d <= 30"):
         PermutationShapExplainer(linear, sampler="exact", max_evals=10**9).fit(np.zeros((3, 31)))
     assert not calls  # refused before the model was called
+
+
+class CountingModel:
+    """A linear model that counts the rows it is asked to predict."""
+
+    def __init__(self, d):
+        self.coef = np.arange(1.0, d + 1.0)
+        self.rows = 0
+
+    def __call__(self, Z):
+        self.rows += len(Z)
+        return Z @ self.coef
+
+
+@pytest.mark.parametrize("sampler", ["exact", "antithetic", "sbq", "owen", "stratified"])
+def test_diagnostics_count_what_the_model_received(sampler):
+    rng = np.random.default_rng(0)
+    d, n_background, n_rows = 4, 6, 3
+    X = rng.normal(size=(40, d))
+    model = CountingModel(d)
+    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=200, background_size=n_background)
+    explainer.fit(X)
+    assert model.rows == n_background  # fit: v(∅) over the background, once
+    model.rows = 0
+    explanation = explainer.explain(X[:n_rows])
+    diagnostics = explanation.diagnostics
+    n_evals = diagnostics["n_evals"]
+    cached = 0 if sampler in ("owen", "stratified") else 2  # walks and exact reuse v(∅) and v(N)
+    assert diagnostics["n_model_rows"] == model.rows == n_rows * (1 + (n_evals[0] - cached) * n_background)
+    assert (n_evals <= explainer.max_evals_).all() and diagnostics["sampler"] == sampler
+    np.testing.assert_allclose(explanation.base_values, (explainer.background_ @ model.coef).mean())
+
+
+def test_early_stopping_reports_each_rows_evaluations_and_refuses_samplers_without_it():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 5))
+    noisy = lambda Z: np.sin(3 * Z[:, 0] * Z[:, 1]) + Z[:, 2] * Z[:, 3] * Z[:, 4]  # noqa: E731
+    rows = np.vstack([np.zeros(5), X[:3]])  # a row at the origin has a near-deterministic game
+    loose = PermutationShapExplainer(noisy, sampler="mc", max_evals=2 + 400 * 4, tol=10.0, random_state=0).fit(X)
+    stopped = loose.explain(rows).diagnostics["n_evals"]
+    assert (stopped == 2 + 40 * 4).all()  # every row stops at the first check: 400 / 10 rounds = 40 units
+    full = PermutationShapExplainer(noisy, sampler="mc", max_evals=2 + 400 * 4, random_state=0).fit(X)
+    assert (full.explain(rows).diagnostics["n_evals"] == 2 + 400 * 4).all()
+    for sampler in ("owen", "owen_halved", "stratified", "exact"):
+        with pytest.raises(ValueError, match="early stopping"):
+            PermutationShapExplainer(noisy, sampler=sampler, max_evals=500, tol=0.1).fit(X)
+
+
+def test_intervals_use_students_t_on_the_units_degrees_of_freedom():
+    from scipy.stats import t as student_t
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 4))
+    f = lambda Z: Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3]  # noqa: E731
+    explanation = PermutationShapExplainer(f, sampler="owen", max_evals=200, random_state=0).fit(X).explain(X[:2])
+    half = explanation.upper_bounds - explanation.values
+    np.testing.assert_allclose(half, student_t.ppf(0.975, 1) * explanation.error_std)  # two runs: 1 dof
+
+
+def test_values_do_not_depend_on_batch_size_or_threads(diabetes):
+    X, model = diabetes
+    base = dict(sampler="orthogonal", max_evals=300, background_size=15, random_state=3)
+    reference = PermutationShapExplainer(model, **base).fit(X).explain(X[:7]).values
+    for options in (dict(batch_size=15), dict(batch_size=1000), dict(n_jobs=2), dict(n_jobs=-1, batch_size=45)):
+        values = PermutationShapExplainer(model, **base, **options).fit(X).explain(X[:7]).values
+        np.testing.assert_array_equal(values, reference)
