@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from kernel_statistic_oracles import rbf_factors, shapley_of_pairs
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
 from sklearn_shapq.estimators import statistic_shapley
+
+from kernel_statistic_oracles import rbf_factors, shapley_of_pairs
 
 
 class DenseWeights:

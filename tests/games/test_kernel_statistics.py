@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from kernel_statistic_oracles import hsic_weights, mmd_weights
 
 from sklearn_shapq.games import HSICWeights, MMDWeights, target_kernel_rows
+
+from kernel_statistic_oracles import hsic_weights, mmd_weights
 
 
 def blocks(provider, step):
