@@ -13,6 +13,7 @@ from typing import Any
 import joblib
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
 
 from sklearn_shapq.backends import ArrayBackend
 
@@ -142,3 +143,23 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     (1, 1)
     """
     return int(joblib.effective_n_jobs(n_jobs))
+
+
+def is_class_target(y: Any) -> bool:
+    """Whether a target holds class labels: binary or multiclass labels that are not floats.
+
+    A float target is a regression target even when its values are whole numbers (the diabetes
+    progression, counts): scikit-learn's ``type_of_target`` calls those "multiclass". Integer,
+    bool, string and categorical labels are classes.
+
+    Examples
+    --------
+    >>> is_class_target(np.array([151.0, 75.0, 141.0])), is_class_target(np.array([0, 1, 1]))
+    (False, True)
+    >>> is_class_target(np.array(["a", "b", "a"], dtype=object))
+    True
+    """
+    labels = np.asarray(y)
+    if labels.dtype.kind == "f" or labels.dtype.kind == "c":
+        return False
+    return type_of_target(labels) in ("binary", "multiclass")

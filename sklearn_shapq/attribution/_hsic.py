@@ -9,10 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_shapq._validation import DEVICE, PROGRESS
+from sklearn_shapq._validation import DEVICE, PROGRESS, is_class_target
 from sklearn_shapq.attribution._bandwidth import median_distance
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
@@ -47,7 +46,9 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         see the user guide) uses the median |x_aj − x_bj| of each feature.
     kernel_y : {"auto", "delta", "rbf"}, default="auto"
         Kernel on the target: "delta" 1[y_a = y_b] for class labels, "rbf" on ‖y_a − y_b‖;
-        "auto" takes delta for binary and multiclass targets, rbf otherwise.
+        "auto" takes delta for class labels (integer, bool, string or categorical targets) and
+        rbf otherwise: a float target is numeric even when its values are whole numbers; say
+        "delta" to treat it as classes.
     bandwidth_y : "median" or float, default="median"
         σ of the rbf target kernel (median distance between targets, or a number).
     statistic : {"biased", "unbiased"}, default="biased"
@@ -149,7 +150,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         """Return the target as (n, p) floats, its kernel and the rbf σ."""
         kind = self.kernel_y
         if kind == "auto":
-            kind = "delta" if type_of_target(y) in ("binary", "multiclass") else "rbf"
+            kind = "delta" if is_class_target(y) else "rbf"
         if kind == "delta":
             codes = np.unique(y, return_inverse=True, axis=0 if y.ndim == 2 else None)[1]
             if np.unique(codes).size < 2:

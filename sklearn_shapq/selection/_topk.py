@@ -13,7 +13,6 @@ from sklearn.linear_model import LogisticRegression, RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from sklearn_shapq._explanation import make_explanation
@@ -28,6 +27,7 @@ from sklearn_shapq._validation import (
     RANDOM_STATE,
     default_feature_names,
     effective_n_jobs,
+    is_class_target,
 )
 from sklearn_shapq.backends import CpuBackend, resolve_backend
 from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
@@ -83,8 +83,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator or None, default=None
-        The model. None: ``RidgeCV`` for a continuous target, else a standardised
-        ``LogisticRegression``.
+        The model. None: a standardised ``LogisticRegression`` for class labels (integer, bool,
+        string or categorical targets), else ``RidgeCV``: a float target is a regression target
+        even when its values are whole numbers. Pass a classifier to treat float labels as classes.
     k : int, default=5
         Number of features sought (1 <= k <= d).
     method : str, default="greedy_cmcs"
@@ -310,7 +311,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     def _default_estimator(self, y: Any) -> Any:
         if self.estimator is not None:
             return self.estimator
-        if y is not None and type_of_target(y) in ("binary", "multiclass"):
+        if y is not None and is_class_target(y):
             return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
         return RidgeCV()
 

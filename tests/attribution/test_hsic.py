@@ -199,3 +199,12 @@ def test_cuda_equals_cpu():
     cpu = HSICAttribution().fit(X, y)
     cuda = HSICAttribution(device="cuda").fit(X, y)
     np.testing.assert_allclose(cuda.attributions_, cpu.attributions_, rtol=1e-10, atol=1e-14)
+
+
+def test_a_float_target_with_whole_values_gets_the_rbf_kernel():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    assert HSICAttribution(n_features_to_select=3).fit(X[:200], y[:200]).kernel_y_ == "rbf"
+    assert HSICAttribution(n_features_to_select=3).fit(X[:200], (y[:200] > 140).astype(int)).kernel_y_ == "delta"
+    assert HSICAttribution(kernel_y="delta", n_features_to_select=3).fit(X[:200], y[:200] > 140).kernel_y_ == "delta"

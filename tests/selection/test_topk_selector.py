@@ -337,3 +337,16 @@ def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression
 @parametrize_with_checks([TopKShapley(k=1, max_evals=30, t_min=2, cv=2, random_state=0, progress=False)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_a_float_target_with_whole_values_is_a_regression_target():
+    """The diabetes target (floats with whole-number values) is not a 214-class label."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    assert (y == np.round(y)).all()
+    selector = TopKShapley(k=3, cv=3, max_evals=300, t_min=5, random_state=0, progress=False).fit(X, y)
+    assert selector.estimator_.__class__.__name__ == "RidgeCV"
+    assert sorted(selector.top_k_.tolist()) == [2, 3, 8]  # bmi, bp, s5
+    as_labels = TopKShapley(k=2, cv=3, max_evals=60, t_min=4, random_state=0, progress=False)
+    assert as_labels.fit(X[:120], (y[:120] > 140).astype(int)).estimator_.steps[-1][0] == "logisticregression"
