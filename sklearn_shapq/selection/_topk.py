@@ -258,11 +258,11 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self.progress = progress
 
     def __sklearn_clone__(self) -> Any:
-        """Clone the parameters; a prefit estimator is kept as is (it is what is explained)."""
-        params = {key: clone(value, safe=False) for key, value in self.get_params(deep=False).items()}
+        """Clone as scikit-learn does (``set_output`` survives); a prefit estimator is kept as is."""
+        copy = super().__sklearn_clone__()
         if self.prefit:
-            params["estimator"] = self.estimator
-        return type(self)(**params)
+            copy.estimator = self.estimator
+        return copy
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

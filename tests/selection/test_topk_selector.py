@@ -350,3 +350,18 @@ def test_a_float_target_with_whole_values_is_a_regression_target():
     assert sorted(selector.top_k_.tolist()) == [2, 3, 8]  # bmi, bp, s5
     as_labels = TopKShapley(k=2, cv=3, max_evals=60, t_min=4, random_state=0, progress=False)
     assert as_labels.fit(X[:120], (y[:120] > 140).astype(int)).estimator_.steps[-1][0] == "logisticregression"
+
+
+def test_set_output_survives_clone_and_grid_search(regression):
+    X, y = regression
+    selector = small(method="cmcs", max_evals=80).set_output(transform="pandas")
+    copy = clone(selector)
+    assert isinstance(copy.fit(X, y).transform(X), pd.DataFrame)
+    search = GridSearchCV(make_pipeline(selector, LinearRegression()), {"topkshapley__k": [2, 3]}, cv=2).fit(X, y)
+    out = search.best_estimator_[0].transform(X)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == list(
+        search.best_estimator_[0].get_feature_names_out()
+    )
+    model = LinearRegression().fit(X, y)
+    prefit = clone(TopKShapley(model, k=2, prefit=True).set_output(transform="pandas"))
+    assert prefit.estimator is model and prefit._sklearn_output_config == {"transform": "pandas"}
