@@ -6,19 +6,33 @@ import numba
 import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
-from sklearn_shapq.backends._feistel import check_ordering_args, keyed_orderings_kernel
+from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
+from sklearn_shapq.backends._threads import run_ranges
+
+# Serial nogil kernels run on threads by run_ranges: numba's parallel=True compiles several
+# times more slowly, which the first call on an empty cache pays (see _threads.py).
 
 
-@numba.njit(parallel=True, cache=True)
-def _masked_rows_kernel(x: np.ndarray, masks: np.ndarray, background: np.ndarray, out: np.ndarray) -> None:
-    n_pairs, d = masks.shape
+@numba.njit(nogil=True, cache=True)
+def _masked_rows_kernel(
+    x: np.ndarray, masks: np.ndarray, background: np.ndarray, out: np.ndarray, start: int, stop: int
+) -> None:  # pragma: no cover - numba
+    d = masks.shape[1]
     n_background = background.shape[0]
-    for p in numba.prange(n_pairs):
+    for p in range(start, stop):
         base = p * n_background
         for n in range(n_background):
             for j in range(d):
                 out[base + n, j] = x[p, j] if masks[p, j] else background[n, j]
+
+
+# Work below which another thread is not worth its start-up (tens of microseconds): about
+# 100-150 us of serial work, at ~1 ns per masked-row element and ~2 us per 256 domain values.
+_MIN_THREAD_ELEMENTS = 1 << 17
+"""Masked-row output elements per thread."""
+_MIN_THREAD_DOMAIN = 1 << 14
+"""Cipher domain values scanned per thread by ``keyed_orderings`` (256 or more per ordering)."""
 
 
 class CpuBackend(ArrayBackend):
@@ -33,17 +47,20 @@ class CpuBackend(ArrayBackend):
     def masked_rows(self, x: np.ndarray, masks: np.ndarray, background: np.ndarray) -> np.ndarray:
         """Model input rows of the interventional game (see :meth:`ArrayBackend.masked_rows`)."""
         dtype = np.result_type(x.dtype, background.dtype)
-        out = np.empty((masks.shape[0] * background.shape[0], masks.shape[1]), dtype=dtype)
-        _masked_rows_kernel(
+        n_pairs, d = masks.shape
+        out = np.empty((n_pairs * background.shape[0], d), dtype=dtype)
+        arrays = (
             np.ascontiguousarray(x, dtype=dtype),
             np.ascontiguousarray(masks, dtype=np.bool_),
             np.ascontiguousarray(background, dtype=dtype),
             out,
         )
+        min_pairs = _MIN_THREAD_ELEMENTS // max(1, background.shape[0] * d)
+        run_ranges(lambda start, stop: _masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
         return out
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
-        """Feature orderings defined by round keys, by a parallel numba kernel.
+        """Feature orderings defined by round keys, by a numba kernel on threads.
 
         See :meth:`ArrayBackend.keyed_orderings`; the result is bit-identical.
 
@@ -57,7 +74,14 @@ class CpuBackend(ArrayBackend):
         keys = np.ascontiguousarray(keys, dtype=np.uint32)
         bits = check_ordering_args(keys, n_features)
         out = np.empty((keys.shape[0], n_features), dtype=np.int32)
-        keyed_orderings_kernel(keys, bits, out)
+        # an ordering scans at least 256 domain values, more for sparse domains (d just above 2**k)
+        min_rows = _MIN_THREAD_DOMAIN // max(1 << MIN_DOMAIN_BITS, n_features)
+
+        def rows(start: int, stop: int) -> None:
+            lanes = np.empty((2, 1 << MIN_DOMAIN_BITS), dtype=np.uint64)  # scratch of one thread
+            keyed_orderings_rows(keys, bits, out, start, stop, lanes)
+
+        run_ranges(rows, keys.shape[0], min_rows)
         return out
 
     def product_kernel_shapley(
@@ -71,7 +95,7 @@ class CpuBackend(ArrayBackend):
         method: str = "quadrature",
         max_bytes: int = 0,
     ) -> np.ndarray:
-        """Run :meth:`ArrayBackend.product_kernel_shapley` as a parallel numba kernel.
+        """Run :meth:`ArrayBackend.product_kernel_shapley` as a numba kernel on threads.
 
         Each thread works in O(d) (quadrature) or O(d²) (prefix_suffix) memory, so ``max_bytes``
         is not needed.

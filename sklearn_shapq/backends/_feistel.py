@@ -10,9 +10,9 @@ step ``k``.
 The cipher is written three times, with bit-identical results:
 
 * :func:`variable_philox`: array code against a namespace ``xp`` (numpy or cupy);
-* :func:`variable_philox_row`: numba, one row, used by :func:`keyed_orderings_kernel`, the
-  parallel CPU kernel (both live here, in one file, because numba's on-disk cache does not notice
-  changes to jitted functions defined in other files);
+* :func:`variable_philox_row`: numba, one row; its rounds are shared with
+  :func:`keyed_orderings_rows`, the CPU kernel (all live here, in one file, because numba's on-disk
+  cache does not notice changes to jitted functions defined in other files);
 * :data:`CUDA_VARIABLE_PHILOX`: a CUDA C device function, used by the warp-per-ordering kernel
   :data:`CUDA_KEYED_ORDERINGS`.
 
@@ -209,6 +209,28 @@ def variable_philox(values: Any, keys: Any, bits: int, xp: ModuleType = np) -> A
     return (left << right_shift) | right
 
 
+# The numba kernels are serial, nogil and written with scalar loops only: numba compiles array
+# expressions (``values >> bits``) and ``parallel=True`` loops far more slowly, and the first
+# call on an empty cache pays for it (CpuBackend.keyed_orderings runs the kernel on threads).
+
+
+@numba.njit(cache=True)
+def _philox_rounds(left, right, keys, bits):  # pragma: no cover - numba
+    # the rounds of variable_philox on split values, in place; the values in the inner loop vectorise
+    left_bits = np.uint64(bits // 2)
+    right_bits = np.uint64(bits) - left_bits
+    left_mask = (_ONE << left_bits) - _ONE
+    right_mask = (_ONE << right_bits) - _ONE
+    odd = right_bits - left_bits
+    for r in range(keys.shape[0]):
+        key = np.uint64(keys[r])
+        for i in range(left.shape[0]):
+            prod = _M0 * left[i]
+            new_left = ((prod >> _SHIFT32) ^ key ^ right[i]) & left_mask
+            right[i] = (((prod & _MASK32) << odd) | (right[i] >> left_bits)) & right_mask
+            left[i] = new_left
+
+
 @numba.njit(cache=True)
 def variable_philox_row(values: np.ndarray, keys: np.ndarray, bits: int) -> np.ndarray:
     """Numba twin of :func:`variable_philox` for one row of values and one key row.
@@ -236,30 +258,31 @@ def variable_philox_row(values: np.ndarray, keys: np.ndarray, bits: int) -> np.n
     >>> bool((variable_philox_row(values, keys[0], 8) == variable_philox(values[None], keys, 8)[0]).all())
     True
     """
-    left_bits = np.uint64(bits // 2)
-    right_bits = np.uint64(bits) - left_bits
-    left_mask = (_ONE << left_bits) - _ONE
+    right_bits = np.uint64(bits) - np.uint64(bits // 2)
     right_mask = (_ONE << right_bits) - _ONE
-    odd = right_bits - left_bits
-    left = values >> right_bits
-    right = values & right_mask
-    for r in range(keys.shape[0]):
-        key = np.uint64(keys[r])
-        for i in range(values.shape[0]):
-            prod = _M0 * left[i]
-            new_left = ((prod >> _SHIFT32) ^ key ^ right[i]) & left_mask
-            right[i] = (((prod & _MASK32) << odd) | (right[i] >> left_bits)) & right_mask
-            left[i] = new_left
-    return (left << right_bits) | right
+    n = values.shape[0]
+    left = np.empty(n, dtype=np.uint64)
+    right = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        left[i] = values[i] >> right_bits
+        right[i] = values[i] & right_mask
+    _philox_rounds(left, right, keys, bits)
+    for i in range(n):
+        left[i] = (left[i] << right_bits) | right[i]
+    return left
 
 
-@numba.njit(parallel=True, cache=True)
-def keyed_orderings_kernel(keys: np.ndarray, bits: int, out: np.ndarray) -> None:
-    """Fill ``out[p]`` with the compaction of ``f_p(0 .. 2**bits - 1)`` to values ``< out.shape[1]``.
+@numba.njit(nogil=True, cache=True)
+def keyed_orderings_rows(
+    keys: np.ndarray, bits: int, out: np.ndarray, start: int, stop: int, lanes: np.ndarray
+) -> None:
+    """Fill ``out[p]`` for ``p`` in ``start .. stop - 1`` with the compaction of ``f_p(0 .. 2**bits - 1)``.
 
-    ``f_p`` is :func:`variable_philox_row` with ``keys[p]``. Orderings run in parallel; each scans
-    its domain in order, ``2**MIN_DOMAIN_BITS`` values at a time, and stops once it has found its
-    ``d = out.shape[1]`` values (the cipher is a bijection, so exactly ``d`` images are below ``d``).
+    ``f_p`` is the VariablePhilox bijection keyed by ``keys[p]`` (:func:`variable_philox_row`),
+    and the compaction keeps its values below ``d = out.shape[1]`` in domain order. Each ordering
+    scans its domain ``2**MIN_DOMAIN_BITS`` values at a time and stops once it has found its
+    ``d`` values (the cipher is a bijection, so exactly ``d`` images are below ``d``). Serial and
+    ``nogil``: the CPU backend calls it on disjoint row ranges from several threads.
 
     Parameters
     ----------
@@ -269,28 +292,41 @@ def keyed_orderings_kernel(keys: np.ndarray, bits: int, out: np.ndarray) -> None
         Domain bits, at least ``MIN_DOMAIN_BITS`` and with ``2**bits >= d`` (``domain_bits(d)``).
     out : int32 array of shape (P, d)
         Output orderings.
+    start, stop : int
+        Rows of ``out`` to fill.
+    lanes : uint64 array of shape (2, 2**MIN_DOMAIN_BITS)
+        Scratch space (allocated by the caller, one per thread: numba compiles allocations slowly).
 
     Examples
     --------
     >>> out = np.empty((2, 5), dtype=np.int32)
-    >>> keyed_orderings_kernel(ordering_keys(0, np.arange(2)), domain_bits(5), out)
+    >>> lanes = np.empty((2, 1 << MIN_DOMAIN_BITS), dtype=np.uint64)
+    >>> keyed_orderings_rows(ordering_keys(0, np.arange(2)), domain_bits(5), out, 0, 2, lanes)
     >>> sorted(out[1].tolist())
     [0, 1, 2, 3, 4]
     """
     n_features = out.shape[1]
     bound = np.uint64(n_features)
-    lanes = np.arange(1 << MIN_DOMAIN_BITS).astype(np.uint64)
-    step = np.uint64(lanes.shape[0])
-    for p in numba.prange(keys.shape[0]):
+    n_lanes = lanes.shape[1]
+    right_bits = np.uint64(bits) - np.uint64(bits // 2)
+    right_mask = (_ONE << right_bits) - _ONE
+    left = lanes[0]
+    right = lanes[1]
+    for p in range(start, stop):
         filled = 0
-        start = np.uint64(0)
+        first = 0
         while filled < n_features:
-            images = variable_philox_row(lanes + start, keys[p], bits)
-            for image in images:
+            for i in range(n_lanes):
+                value = np.uint64(first + i)
+                left[i] = value >> right_bits
+                right[i] = value & right_mask
+            _philox_rounds(left, right, keys[p], bits)
+            for i in range(n_lanes):
+                image = (left[i] << right_bits) | right[i]
                 if image < bound:
                     out[p, filled] = np.int32(image)
                     filled += 1
-            start += step
+            first += n_lanes
 
 
 CUDA_VARIABLE_PHILOX = r"""

@@ -29,6 +29,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from sklearn_shapq.backends._threads import run_ranges
+
 FACTOR_KINDS = {"rbf": 0, "laplacian": 1, "cauchy": 2}
 """Per-feature kernel factors: rbf exp(−γ(a−b)²), laplacian exp(−γ|a−b|), cauchy 1/(1+γ(a−b)²)."""
 
@@ -38,6 +40,8 @@ PREFIX_SUFFIX_MAX_FEATURES = 1000
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 PAIR_WORK_CHUNKS = 64
 """Parallel work items per call of the numba kernel when few queries are explained."""
+_MIN_THREAD_WORK = 1 << 16
+"""Inner-loop steps (anchors × games × d²) below which a thread is not worth starting."""
 
 
 @lru_cache(maxsize=64)
@@ -110,6 +114,14 @@ def _factor(kind: int, gamma: float, diff: float) -> float:
     return 1.0 / (1.0 + gamma * diff * diff)
 
 
+# Compile time: each kernel below is compiled on its first call for the argument types of that
+# call (cache=True keeps it on disk afterwards). Every call passes C-contiguous float64 arrays
+# (int8 kinds), so there is one signature per kernel, and ``references`` is None or an array:
+# the two are separate specialisations, each compiling only its own ψ variant. No slice
+# assignments between arrays (their shape-mismatch error path alone costs two seconds to
+# compile) and no parallel=True (parfor compilation cost several seconds): the kernels are
+# serial and nogil, and ``pair_shapley_numba`` runs them on threads.
+
 # Only reassociation (and fused multiply-adds) are allowed, so that the inner sums vectorise;
 # results differ from strict left-to-right summation by a few ulps.
 _FAST = {"reassoc", "contract"}
@@ -120,7 +132,8 @@ def _psi_quadrature(a, b, tau, omega, table, running, psi):  # pragma: no cover 
     # vectorised over the nodes g: table[j, g] = Π_{k<j} F_gk, then a backward sweep; b None is 1
     d = a.shape[0]
     n_nodes = tau.shape[0]
-    running[:] = 1.0
+    for g in range(n_nodes):
+        running[g] = 1.0
     for j in range(d):
         bj = 1.0
         if b is not None:
@@ -130,7 +143,8 @@ def _psi_quadrature(a, b, tau, omega, table, running, psi):  # pragma: no cover 
         for g in range(n_nodes):
             row[g] = running[g]
             running[g] *= bj + tau[g] * step
-    running[:] = omega
+    for g in range(n_nodes):
+        running[g] = omega[g]
     for j in range(d - 1, -1, -1):
         bj = 1.0
         if b is not None:
@@ -148,7 +162,9 @@ def _psi_quadrature(a, b, tau, omega, table, running, psi):  # pragma: no cover 
 def _psi_prefix_suffix(a, b, mu, suffix, prefix, psi):  # pragma: no cover - numba
     d = a.shape[0]
     # suffix[j, t] = Σ_u μ(t + u) e_u(features > j), needed for t <= j; b None is 1
-    suffix[d - 1, :d] = mu
+    last = suffix[d - 1]
+    for t in range(d):
+        last[t] = mu[t]
     for j in range(d - 1, 0, -1):
         bj = 1.0
         if b is not None:
@@ -176,55 +192,112 @@ def _psi_prefix_suffix(a, b, mu, suffix, prefix, psi):  # pragma: no cover - num
         prefix[0] = bj * prefix[0]
 
 
-@numba.njit(parallel=True, cache=True)
-def _pair_shapley_kernel(
-    queries, anchors, references, kinds, gammas, weights, use_quadrature, tau, omega, mu, n_chunks, out
+@numba.njit(inline="always", cache=True)
+def _pair_factors(kinds, gammas, x, anchor, out):  # pragma: no cover - numba
+    for j in range(out.shape[0]):
+        out[j] = _factor(kinds[j], gammas[j], x[j] - anchor[j])
+
+
+@numba.njit(inline="always", cache=True)
+def _has_weight(weights, w_row, i):  # pragma: no cover - numba
+    for o in range(weights.shape[2]):
+        if weights[w_row, i, o] != 0.0:
+            return True
+    return False
+
+
+@numba.njit(inline="always", cache=True)
+def _add_weighted(weights, w_row, i, contribution, out):  # pragma: no cover - numba
+    # out (d, k) += w[w_row, i] ⊗ contribution
+    for j in range(out.shape[0]):
+        for o in range(out.shape[1]):
+            out[j, o] += weights[w_row, i, o] * contribution[j]
+
+
+@numba.njit(nogil=True, cache=True)
+def _pair_items_quadrature(
+    queries,
+    anchors,
+    references,
+    kinds,
+    gammas,
+    weights,
+    tau,
+    omega,
+    n_chunks,
+    start,
+    stop,
+    vectors,
+    running,
+    table,
+    out,
 ):  # pragma: no cover - numba
-    n_queries, d = queries.shape
+    # work item = (query q, chunk c of the anchors); out[q, c] (d, k) is its own; references None: b = 1.
+    # Scratch from the caller: vectors (4, d), running (n_nodes,), table (d, n_nodes)
+    d = queries.shape[1]
     n_anchors = anchors.shape[0]
-    n_references = references.shape[0]
-    n_games = max(n_references, 1)
-    k = weights.shape[2]
-    shared_weights = weights.shape[0] == 1
-    n_nodes = tau.shape[0]
     chunk = (n_anchors + n_chunks - 1) // n_chunks
-    for item in numba.prange(n_queries * n_chunks):
+    a = vectors[0]
+    b = vectors[1]
+    psi = vectors[2]
+    contribution = vectors[3]
+    for item in range(start, stop):
         q = item // n_chunks
         c = item - q * n_chunks
-        w_row = 0 if shared_weights else q
-        a = np.empty(d)
-        b = np.ones(d)
-        psi = np.empty(d)
-        contribution = np.empty(d)
-        work = np.empty(n_nodes) if use_quadrature else np.empty(d + 1)
-        table = np.empty((d, n_nodes)) if use_quadrature else np.empty((d, d + 1))
+        w_row = 0 if weights.shape[0] == 1 else q
         for i in range(c * chunk, min(n_anchors, (c + 1) * chunk)):
-            active = False
-            for o in range(k):
-                if weights[w_row, i, o] != 0.0:
-                    active = True
-            if not active:
+            if not _has_weight(weights, w_row, i):
                 continue
+            _pair_factors(kinds, gammas, queries[q], anchors[i], a)
             for j in range(d):
-                a[j] = _factor(kinds[j], gammas[j], queries[q, j] - anchors[i, j])
-            contribution[:] = 0.0
-            for r in range(n_games):
-                if n_references > 0:
-                    for j in range(d):
-                        b[j] = _factor(kinds[j], gammas[j], references[r, j] - anchors[i, j])
-                    if use_quadrature:
-                        _psi_quadrature(a, b, tau, omega, table, work, psi)
-                    else:
-                        _psi_prefix_suffix(a, b, mu, table, work, psi)
-                elif use_quadrature:  # b = 1: the specialisations without b
-                    _psi_quadrature(a, None, tau, omega, table, work, psi)
-                else:
-                    _psi_prefix_suffix(a, None, mu, table, work, psi)
+                contribution[j] = 0.0
+            if references is None:
+                _psi_quadrature(a, None, tau, omega, table, running, psi)
                 for j in range(d):
-                    contribution[j] += (a[j] - b[j]) * psi[j]
+                    contribution[j] += (a[j] - 1.0) * psi[j]
+            else:
+                for r in range(references.shape[0]):
+                    _pair_factors(kinds, gammas, references[r], anchors[i], b)
+                    _psi_quadrature(a, b, tau, omega, table, running, psi)
+                    for j in range(d):
+                        contribution[j] += (a[j] - b[j]) * psi[j]
+            _add_weighted(weights, w_row, i, contribution, out[q, c])
+
+
+@numba.njit(nogil=True, cache=True)
+def _pair_items_prefix_suffix(
+    queries, anchors, references, kinds, gammas, weights, mu, n_chunks, start, stop, vectors, prefix, table, out
+):  # pragma: no cover - numba
+    # the twin of _pair_items_quadrature with the O(d²) prefix × μ-suffix sums; scratch: vectors
+    # (4, d), prefix (d + 1,), table (d, d + 1)
+    d = queries.shape[1]
+    n_anchors = anchors.shape[0]
+    chunk = (n_anchors + n_chunks - 1) // n_chunks
+    a = vectors[0]
+    b = vectors[1]
+    psi = vectors[2]
+    contribution = vectors[3]
+    for item in range(start, stop):
+        q = item // n_chunks
+        c = item - q * n_chunks
+        w_row = 0 if weights.shape[0] == 1 else q
+        for i in range(c * chunk, min(n_anchors, (c + 1) * chunk)):
+            if not _has_weight(weights, w_row, i):
+                continue
+            _pair_factors(kinds, gammas, queries[q], anchors[i], a)
             for j in range(d):
-                for o in range(k):
-                    out[q, c, j, o] += weights[w_row, i, o] * contribution[j]
+                contribution[j] = 0.0
+            if references is None:
+                _psi_prefix_suffix(a, None, mu, table, prefix, psi)
+                for j in range(d):
+                    contribution[j] += (a[j] - 1.0) * psi[j]
+            else:
+                for r in range(references.shape[0]):
+                    _pair_factors(kinds, gammas, references[r], anchors[i], b)
+                    _psi_prefix_suffix(a, b, mu, table, prefix, psi)
+                    for j in range(d):
+                        contribution[j] += (a[j] - b[j]) * psi[j]
+            _add_weighted(weights, w_row, i, contribution, out[q, c])
 
 
 def check_pair_arguments(
@@ -261,24 +334,35 @@ def pair_shapley_numba(
     n_queries, d = queries.shape
     n_anchors = anchors.shape[0]
     n_chunks = int(min(max(1, PAIR_WORK_CHUNKS // max(1, n_queries)), max(1, n_anchors // 16)))
-    refs = np.empty((0, d)) if references is None else np.ascontiguousarray(references, dtype=np.float64)
-    tau, omega = unit_gauss_legendre(d)
-    out = np.zeros((n_queries, n_chunks, d, weights.shape[2]))
-    _pair_shapley_kernel(
+    # no references (or none at all): b = 1, the kernels' specialisation for references=None
+    refs = (
+        None if references is None or references.shape[0] == 0 else np.ascontiguousarray(references, dtype=np.float64)
+    )
+    n_refs = 1 if refs is None else refs.shape[0]
+    arrays = (
         np.ascontiguousarray(queries, dtype=np.float64),
         np.ascontiguousarray(anchors, dtype=np.float64),
         refs,
         np.ascontiguousarray(kinds, dtype=np.int8),
         np.ascontiguousarray(gammas, dtype=np.float64),
         np.ascontiguousarray(weights, dtype=np.float64),
-        method == "quadrature",
-        tau,
-        omega,
-        shapley_weight_vector(d),
-        n_chunks,
-        out,
     )
-    return out.sum(axis=1) / max(1, refs.shape[0])
+    if method == "quadrature":
+        kernel, tables = _pair_items_quadrature, unit_gauss_legendre(d)
+        width = tables[0].shape[0]
+    else:
+        kernel, tables = _pair_items_prefix_suffix, (shapley_weight_vector(d),)
+        width = d + 1
+    out = np.zeros((n_queries, n_chunks, d, weights.shape[2]))
+
+    def items(start: int, stop: int) -> None:
+        # scratch allocated here, one set per thread (numba would compile the allocations)
+        kernel(*arrays, *tables, n_chunks, start, stop, np.empty((4, d)), np.empty(width), np.empty((d, width)), out)
+
+    # work of one item: its anchors times the games per anchor times O(d²)
+    min_items = max(1, _MIN_THREAD_WORK // max(1, ((n_anchors + n_chunks - 1) // n_chunks) * n_refs * d * d))
+    run_ranges(items, n_queries * n_chunks, min_items, ranges_per_thread=4)  # uneven: HSIC's triangle
+    return out.sum(axis=1) / n_refs
 
 
 # ----------------------------------------------------------------------------------------------
