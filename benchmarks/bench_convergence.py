@@ -30,7 +30,7 @@ Rerun
 ::
 
     python benchmarks/bench_convergence.py            # full run, 25 seeds (about 45 min on 2 cores)
-    python benchmarks/bench_convergence.py --quick    # smoke run: 2 seeds, d = 10 only, 2 budgets
+    python benchmarks/bench_convergence.py --quick    # smoke run: 2 seeds, d = 10 only, 2 budgets (_quick.json)
 """
 
 from __future__ import annotations
@@ -50,23 +50,34 @@ import xgboost
 from sklearn.datasets import load_breast_cancer, make_classification, make_regression
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.explainers._budget import minimum_evals
+from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 
 SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq", "owen", "owen_halved", "stratified")
 SHAP_DEFAULT_EVALS = 500
 
 
 def problems() -> dict:
-    """Name → (X, model, budgets in evaluations per row)."""
-    X10, y10 = make_regression(1000, 10, noise=0.1, random_state=47)
-    X30, y30 = load_breast_cancer(return_X_y=True)
-    X60, y60 = make_classification(2000, 60, n_informative=20, random_state=0)
+    """Name → function building (X, model, budgets in evaluations per row); only chosen problems are built."""
     params = {"n_jobs": 2, "random_state": 0}
+
+    def fitted(model, data):
+        X, y = data
+        return X, model.fit(X, y)
+
     return {
         # budgets 2 + n (d − 1) for n orderings: d=10: 18, 50, 180; d=30: 5, 20, 50; d=60: 2, 20
-        "regression_d10": (X10, xgboost.XGBRegressor(**params).fit(X10, y10), [164, 452, 1622]),
-        "breast_cancer_d30": (X30, xgboost.XGBClassifier(**params).fit(X30, y30), [147, 582, 1452]),
-        "classification_d60": (X60, xgboost.XGBClassifier(**params).fit(X60, y60), [120, 1182]),
+        "regression_d10": lambda: (
+            *fitted(xgboost.XGBRegressor(**params), make_regression(1000, 10, noise=0.1, random_state=47)),
+            [164, 452, 1622],
+        ),
+        "breast_cancer_d30": lambda: (
+            *fitted(xgboost.XGBClassifier(**params), load_breast_cancer(return_X_y=True)),
+            [147, 582, 1452],
+        ),
+        "classification_d60": lambda: (
+            *fitted(xgboost.XGBClassifier(**params), make_classification(2000, 60, n_informative=20, random_state=0)),
+            [120, 1182],
+        ),
     }
 
 
@@ -80,7 +91,8 @@ def run_problem(name: str, X: np.ndarray, model, budgets: list[int], seeds: int)
     for budget in sorted(set(budgets) | {SHAP_DEFAULT_EVALS}):
         methods = [*SAMPLERS, "shap"] if budget != SHAP_DEFAULT_EVALS or budget in budgets else ["shap"]
         for method in methods:
-            minimum = 2 * d + 1 if method == "shap" else minimum_evals(method, d)  # shap refuses < 2d + 1
+            # shap refuses < 2d + 1
+            minimum = 2 * d + 1 if method == "shap" else SHAPLEY_ESTIMATORS[method].minimum_evals(method, d)
             if budget < minimum:
                 continue
             errors, evals, seconds = [], 0, []
@@ -96,10 +108,16 @@ def run_problem(name: str, X: np.ndarray, model, budgets: list[int], seeds: int)
                     evals = budget
                 else:
                     explainer = PermutationShapExplainer(
-                        model, sampler=method, max_evals=budget, background_size=None, random_state=seed
+                        model,
+                        sampler=method,
+                        max_evals=budget,
+                        background_size=None,
+                        random_state=seed,
+                        progress=False,
                     ).fit(background)
-                    values = explainer.shap_values(explained)
-                    evals = explainer.n_evals_
+                    explanation = explainer.explain(explained)
+                    values = explanation.values
+                    evals = int(np.max(explanation.diagnostics["n_evals"]))
                 seconds.append(time.perf_counter() - start)
                 errors.append(float(np.sqrt(np.mean((np.asarray(values).reshape(truth.shape) - truth) ** 2))))
             row = {
@@ -189,18 +207,25 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=25)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--problems", nargs="*", default=None)
-    parser.add_argument("--output", default="benchmarks/results/bench_convergence.json")
+    parser.add_argument("--output", default=None, help="default benchmarks/results/bench_convergence[_quick].json")
     args = parser.parse_args()
+    suffix = "_quick" if args.quick else ""
+    args.output = args.output or f"benchmarks/results/bench_convergence{suffix}.json"
     chosen = problems()
     if args.quick:
-        X, model, budgets = chosen["regression_d10"]
-        chosen, args.seeds = {"regression_d10": (X, model, budgets[:2])}, 2
+        build_d10 = chosen["regression_d10"]
+
+        def quick() -> tuple:
+            X, model, budgets = build_d10()
+            return X, model, budgets[:2]
+
+        chosen, args.seeds = {"regression_d10": quick}, 2
     elif args.problems:
         chosen = {name: chosen[name] for name in args.problems}
     start = time.perf_counter()
     results = {}
-    for name, spec in chosen.items():
-        results[name] = run_problem(name, *spec, seeds=args.seeds)
+    for name, build in chosen.items():
+        results[name] = run_problem(name, *build(), seeds=args.seeds)
         write(results, args, start)
     print("\n".join(write(results, args, start)))
     plot(results, os.path.splitext(args.output)[0] + ".png")

@@ -18,7 +18,7 @@ Rerun
 ::
 
     python benchmarks/bench_discrepancy.py            # full: 25 trials (about 10-15 min on 2 cores)
-    python benchmarks/bench_discrepancy.py --quick    # 3 trials, n <= 100
+    python benchmarks/bench_discrepancy.py --quick    # 3 trials, n <= 100 (bench_discrepancy_quick.json)
 """
 
 from __future__ import annotations
@@ -113,8 +113,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=25)
     parser.add_argument("--sbq-1000-trials", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--output", default="benchmarks/results/bench_discrepancy.json")
+    parser.add_argument("--output", default=None, help="default benchmarks/results/bench_discrepancy[_quick].json")
     args = parser.parse_args()
+    args.output = args.output or f"benchmarks/results/bench_discrepancy{'_quick' if args.quick else ''}.json"
     sizes = (10, 100) if args.quick else (10, 100, 1000)
     trials = 3 if args.quick else args.trials
     numba.set_num_threads(1)

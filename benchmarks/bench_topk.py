@@ -19,7 +19,7 @@ Shapley values come from the full table by enumeration (``TableGame.shapley_valu
     ``StratifiedKFold(3)``.
 
   Folds are shuffled with ``random_state=0``.
-* **Local games** (``LocalModelGame`` over an ``InterventionalGame``: v_x(S) = mean over 100
+* **Local games** (an ``InterventionalGame`` over the explained rows: v_x(S) = mean over 100
   background rows z of f(x_S, z_{N∖S})), one game per explained row, 10 rows per model
   (background = rows 0-99, explained = rows 100-109):
 
@@ -36,7 +36,7 @@ Players are ranked by signed value (the paper's convention). Every run is one ga
 ``TableGame``: all runs of a setting go through one call of ``top_k_shapley`` in lockstep. For a
 local model the runs are spread evenly over its explained rows, so run r explains row r mod 10.
 
-**Fixed budget.** For k in ``--ks`` (3, 5), every method of ``TOPK_METHODS`` and every budget of
+**Fixed budget.** For k in ``--ks`` (3, 5), every method of ``TOPK_ESTIMATORS`` and every budget of
 ``--budgets`` (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000 evaluations of v per run, v(∅) and
 v(N) included), ``--runs`` runs (400) each: mean and standard error of binary precision, ratio
 precision and the inclusion-exclusion error ε(K̂) (spec §2, tie-aware, against the exact values of
@@ -48,6 +48,16 @@ the SHAP@K rule holds, capped at ``--pac-cap`` evaluations per run (runs stopped
 counted and reported), ``--pac-runs`` runs (300), for SamplingSHAP@K, CMCS, CMCS@K and Greedy CMCS:
 mean ± SE of the evaluations until stopping, accuracy (fraction of runs with ε(K̂) <= ε) and the
 ratios of the mean evaluations to SamplingSHAP@K's, next to the paper's Table 1 ratios.
+
+**Local explain time** (``--timing-rows`` rows, 10 with ``--quick``, 100 otherwise; skipped with 0):
+on the friedman12_xgb model, background and explained rows (from row 100 on), the wall time of
+``TopKShapley(model, prefit=True, k=5, max_evals=B, random_state=0, progress=False)
+.fit(background).explain(rows)`` (Greedy CMCS, ranking by magnitude) against
+``PermutationShapExplainer(model, max_evals=B, background_size=None, random_state=0,
+progress=False).fit(background).explain(rows)`` (sampler "auto", and "antithetic") at the same
+budget B = ``--timing-budget`` (500) evaluations per row; ``--timing-repeats`` (7) repeats,
+interleaved, after a warm-up of each; medians and their ratio, plus the evaluations each used per
+row (the explanations' ``diagnostics``). Target: TopKShapley / PermutationShapExplainer <= 1.1.
 
 Standard errors of local games are stratified by explained row (Σ_r (n_r/n)² s_r²/n_r): they
 measure the algorithms' randomness on these rows, not the choice of rows (the paper draws a
@@ -72,7 +82,8 @@ Rerun
     python benchmarks/bench_topk.py --quick    # smoke run (under 2 minutes), bench_topk_quick.json
 
 Options: ``--games``, ``--ks``, ``--budgets``, ``--methods``, ``--runs``, ``--pac-runs``, ``--pac-cap``,
-``--n-jobs`` (parallel CV fits while building retrain tables), ``--rebuild``, ``--seed``, ``--output``.
+``--n-jobs`` (parallel CV fits while building retrain tables), ``--rebuild``, ``--seed``, ``--output``,
+``--timing-rows``, ``--timing-budget``, ``--timing-repeats``.
 """
 
 from __future__ import annotations
@@ -81,6 +92,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 import zlib
@@ -106,16 +118,16 @@ try:
 except ImportError:  # a checkout that is not installed: python benchmarks/bench_topk.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import sklearn_shapq
+from sklearn_shapq import PermutationShapExplainer, TopKShapley
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import (
-    PAC_METHODS,
-    TOPK_METHODS,
+    TOPK_ESTIMATORS,
     binary_precision,
     inclusion_exclusion_error,
     ratio_precision,
     top_k_shapley,
 )
-from sklearn_shapq.games import InterventionalGame, LocalModelGame, RetrainGame, TableGame, make_model_function
+from sklearn_shapq.games import InterventionalGame, RetrainGame, TableGame, make_model_function
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CACHE = RESULTS / "cache"
@@ -185,7 +197,9 @@ class GlobalSpec:
         splitter = StratifiedKFold if self.classification else KFold
         cv = splitter(3, shuffle=True, random_state=0)
         game = RetrainGame(self.estimator(), X, y, cv=cv, scoring=self.scoring, n_jobs=n_jobs)
-        return game(all_coalitions(X.shape[1]))[None, :], {"n_fits": 3 * game.n_unique, "n_samples": len(y)}
+        masks = all_coalitions(X.shape[1])
+        table = game(masks, np.zeros(len(masks), dtype=np.intp))[:, 0]
+        return table[None, :], {"n_fits": 3 * game.n_unique, "n_samples": len(y)}
 
 
 @dataclass(frozen=True)
@@ -211,15 +225,17 @@ class LocalSpec:
         background = X[: self.n_background]
         rows = X[self.n_background : self.n_background + self.n_rows]
         d = X.shape[1]
-        interventional = InterventionalGame(make_model_function(model, self.output, backend), background)
-        game = LocalModelGame(interventional, rows, np.zeros(len(rows), dtype=np.intp))
+        game = InterventionalGame(make_model_function(model, self.output, backend), background, rows)
+        if game.n_outputs != 1:
+            raise ValueError(f"{self.name}: the local game must have one output, got {game.n_outputs}.")
         masks = all_coalitions(d)
-        tables = np.stack([game(masks, np.full(len(masks), row)) for row in range(len(rows))])
-        info: dict[str, Any] = {"n_model_rows": interventional.n_model_rows}
+        tables = np.stack([game(masks, np.full(len(masks), row))[:, 0] for row in range(len(rows))])
+        info: dict[str, Any] = {"n_model_rows": game.n_model_rows}
         if self.output == "predict":  # the game's exact values against interventional TreeSHAP
             explainer = shap.TreeExplainer(model, background, feature_perturbation="interventional")
             reference = np.asarray(explainer.shap_values(rows)).reshape(len(rows), d)
-            info["max_abs_diff_vs_treeshap"] = float(np.abs(TableGame(tables).shapley_values() - reference).max())
+            exact = TableGame(tables).shapley_values()[:, :, 0]
+            info["max_abs_diff_vs_treeshap"] = float(np.abs(exact - reference).max())
         return tables, info
 
 
@@ -299,7 +315,7 @@ class Problem:
     @property
     def phi(self) -> np.ndarray:
         """Exact Shapley values (n_tables, d)."""
-        return TableGame(self.tables).shapley_values()
+        return TableGame(self.tables).shapley_values()[:, :, 0]
 
     def runs(self, n_runs: int) -> tuple[TableGame, np.ndarray, np.ndarray]:
         """``n_runs`` repeated runs spread evenly over the tables.
@@ -459,6 +475,76 @@ def pac_ratios(rows: list[dict]) -> dict:
                 a, b = by[num], by[den]
                 value, se = ratio_with_se(a["evals_mean"], a["evals_se"], b["evals_mean"], b["evals_se"])
                 out[game][f"{num}/{den}"] = {"ratio": value, "se": se}
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# local explain time: TopKShapley against PermutationShapExplainer at the same budget
+
+TIMING_GAME = "friedman12_xgb"
+TIMING_K = 5
+
+
+def run_local_timing(n_rows: int, budget: int, repeats: int) -> dict:
+    """Median wall time of TopKShapley's and PermutationShapExplainer's ``explain`` on the same rows.
+
+    Same model (friedman12_xgb's), background (its rows 0-99), explained rows (from row 100 on) and
+    budget per row; every explainer with ``progress=False``, warmed up once, then ``repeats`` rounds
+    in which each explains the rows once (interleaved, so that machine noise hits all alike).
+    """
+    spec = GAME_SPECS[TIMING_GAME]
+    X, y = spec.load()
+    model = spec.model().fit(X, y)
+    background = X[: spec.n_background]
+    rows = X[spec.n_background : spec.n_background + n_rows]
+    common = {"max_evals": budget, "random_state": 0, "progress": False}
+    explainers = {
+        "topk": TopKShapley(model, k=TIMING_K, prefit=True, **common).fit(background),
+        "permutation_auto": PermutationShapExplainer(model, background_size=None, **common).fit(background),
+        "permutation_antithetic": PermutationShapExplainer(
+            model, sampler="antithetic", background_size=None, **common
+        ).fit(background),
+    }
+    for explainer in explainers.values():
+        explainer.explain(rows[:2])  # numba JIT or cache loading
+    walls: dict[str, list[float]] = {name: [] for name in explainers}
+    evals: dict[str, float] = {}
+    for _ in range(repeats):
+        for name, explainer in explainers.items():
+            start = time.perf_counter()
+            explanation = explainer.explain(rows)
+            walls[name].append(time.perf_counter() - start)
+            evals[name] = float(np.mean(explanation.diagnostics["n_evals"]))
+    medians = {name: float(statistics.median(w)) for name, w in walls.items()}
+    out: dict[str, Any] = {
+        "game": TIMING_GAME,
+        "model": spec.description,
+        "n_rows": n_rows,
+        "n_background": spec.n_background,
+        "max_evals": budget,
+        "k": TIMING_K,
+        "repeats": repeats,
+        "topk": "TopKShapley(model, k=5, prefit=True, max_evals=B, random_state=0, progress=False)"
+        ".fit(background).explain(rows): greedy_cmcs, absolute ranking",
+        "permutation": "PermutationShapExplainer(model, [sampler='antithetic',] max_evals=B, background_size=None, "
+        "random_state=0, progress=False).fit(background).explain(rows)",
+        "permutation_auto_sampler": explainers["permutation_auto"].sampler_,
+        "evals_per_row_mean": evals,
+        "wall_s_median": medians,
+        "wall_s_all": walls,
+    }
+    for name in ("permutation_auto", "permutation_antithetic"):
+        out[f"topk_over_{name}"] = medians["topk"] / medians[name]
+        out[f"topk_over_{name}_per_repeat"] = [t / p for t, p in zip(walls["topk"], walls[name], strict=True)]
+    out["target_topk_over_permutation_max"] = 1.1
+    out["target_met"] = out["topk_over_permutation_auto"] <= 1.1
+    print(
+        f"\nlocal explain, {TIMING_GAME}, {n_rows} rows, max_evals={budget}, medians of {repeats}: "
+        + ", ".join(f"{name} {medians[name]:.3f} s ({evals[name]:.0f} evals/row)" for name in explainers)
+        + f"; TopKShapley / Permutation ({out['permutation_auto_sampler']}) {out['topk_over_permutation_auto']:.2f}, "
+        f"/ Permutation (antithetic) {out['topk_over_permutation_antithetic']:.2f} (target <= 1.1)",
+        flush=True,
+    )
     return out
 
 
@@ -663,7 +749,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--games", nargs="*", choices=list(GAME_SPECS), default=None)
     parser.add_argument("--ks", nargs="*", type=int, default=[3, 5])
     parser.add_argument("--budgets", nargs="*", type=int, default=[100, 200, 300, 500, 750, 1000, 1500, 2000, 3000])
-    parser.add_argument("--methods", nargs="*", choices=TOPK_METHODS, default=list(TOPK_METHODS))
+    parser.add_argument("--methods", nargs="*", choices=list(TOPK_ESTIMATORS), default=list(TOPK_ESTIMATORS))
     parser.add_argument("--runs", type=int, default=400, help="runs per fixed-budget setting")
     parser.add_argument("--pac-runs", type=int, default=300, help="runs per PAC setting (0: skip)")
     parser.add_argument("--pac-cap", type=int, default=1_000_000, help="evaluations per PAC run (0: unlimited)")
@@ -671,13 +757,18 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rebuild", action="store_true", help="recompute the cached game tables")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None)
+    parser.add_argument("--timing-rows", type=int, default=None, help="rows of the local explain timing (0: skip)")
+    parser.add_argument("--timing-budget", type=int, default=500, help="max_evals per row of the local timing")
+    parser.add_argument("--timing-repeats", type=int, default=7, help="interleaved repeats of the local timing")
     args = parser.parse_args()
+    if args.timing_rows is None:
+        args.timing_rows = 10 if args.quick else 100
     if args.quick:
         args.games = args.games or list(QUICK_GAMES)
         args.budgets, args.runs, args.pac_runs = [200, 500, 1000], 40, 20
     args.games = args.games or list(GAME_SPECS)
     args.output = Path(args.output or RESULTS / ("bench_topk_quick.json" if args.quick else "bench_topk.json"))
-    assert set(PAC_ORDER) <= set(PAC_METHODS)
+    assert set(PAC_ORDER) <= {name for name, family in TOPK_ESTIMATORS.items() if family.pac}
     return args
 
 
@@ -714,6 +805,11 @@ def main() -> None:
         paper = {g: {"n": v[0], **dict(zip(PAC_ORDER, v[1:], strict=True))} for g, v in PAPER_TABLE1.items()}
         out.update(pac=pac, pac_ratios=ratios, paper_table1=paper)
         print_pac(pac, ratios, cap)
+
+    if args.timing_rows:
+        phase = time.perf_counter()
+        out["local_timing"] = run_local_timing(args.timing_rows, args.timing_budget, args.timing_repeats)
+        out["seconds"]["local_timing"] = time.perf_counter() - phase
 
     out["seconds"]["total"] = time.perf_counter() - start
     out["environment"]["load_average_at_end"] = os.getloadavg()

@@ -17,12 +17,16 @@ d = 16
 X = rng.normal(size=(3000, d))
 y = X[:, 0] * X[:, 1] + X[:, 2]
 m = xgboost.XGBRegressor(n_estimators=200, max_depth=6, n_jobs=1).fit(X, y)
-e = PermutationShapExplainer(m, sampler="antithetic", max_evals=500, random_state=0).fit(X)
-e.explain(X[:2])
+explainer = PermutationShapExplainer(m, sampler="antithetic", max_evals=500, random_state=0, progress=False).fit(X)
+explainer.explain(X[:2])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t = time.perf_counter()
-e.explain(X[:100])
+explanation = explainer.explain(X[:100])
 t = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"explain 100 rows d=16 max_evals=500: {t:.1f}s, model rows {e.n_model_rows_}")
+diagnostics = explanation.diagnostics
+print(
+    f"explain 100 rows d=16 max_evals=500: {t:.1f}s, model rows {diagnostics['n_model_rows']} "
+    f"in {diagnostics['n_model_calls']} calls"
+)
 print(f"peak RSS {peak:.0f} MiB (before explain {base:.0f} MiB)")

@@ -42,7 +42,12 @@ for sampler in ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq"):
                     np.mean(
                         (
                             PermutationShapExplainer(
-                                model, sampler=sampler, max_evals=b, random_state=s, background_size=None
+                                model,
+                                sampler=sampler,
+                                max_evals=b,
+                                random_state=s,
+                                background_size=None,
+                                progress=False,
                             )
                             .fit(background)
                             .shap_values(rows)

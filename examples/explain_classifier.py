@@ -30,7 +30,11 @@ model = xgboost.XGBClassifier(n_estimators=100, max_depth=3, random_state=0).fit
 explainer = PermutationShapExplainer(model, max_evals=1000, background_size=100, random_state=0, progress=True)
 explanation = explainer.fit(X_train).explain(X_test.iloc[:50])
 margin = model.predict(X_test.iloc[:50], output_margin=True)
-print(f"sampler={explainer.sampler_}, evaluations per row={explainer.n_evals_}, model rows={explainer.n_model_rows_}")
+diagnostics = explanation.diagnostics  # what this explain call measured
+print(
+    f"sampler={diagnostics['sampler']}, evaluations per row={int(diagnostics['n_evals'].max())}, "
+    f"model rows={diagnostics['n_model_rows']} in {diagnostics['n_model_calls']} model calls"
+)
 print("efficiency error:", np.abs(explanation.values.sum(1) + explanation.base_values - margin).max())
 print("largest standard error:", float(explanation.error_std.max()))
 

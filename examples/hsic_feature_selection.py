@@ -40,7 +40,7 @@ ks = [2, 3, 5, 8, 12, 20]
 Cs = [1.0, 10.0]
 cv = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
 selectors = {
-    "HSIC": (HSICAttribution(), "n_features_to_select"),
+    "HSIC": (HSICAttribution(progress=False), "n_features_to_select"),
     "f_classif": (SelectKBest(f_classif), "k"),
     "mutual_info": (SelectKBest(partial(mutual_info_classif, random_state=0)), "k"),
 }

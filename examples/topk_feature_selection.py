@@ -5,8 +5,8 @@ LogisticRegression on scikit-learn's wine data (178 rows, 13 features, 3 classes
 stratified CV on the same folds for every selector:
 
 - ``TopKShapley`` (Greedy CMCS on the "retrain" game: v(S) is the 3-fold CV accuracy of the
-  classifier trained on the features in S; 350 evaluations), k tuned by GridSearchCV (the
-  scores of the game are shared by the fits for different k on the same fold);
+  classifier trained on the features in S; 350 evaluations), k tuned by GridSearchCV (with
+  ``memory=``, the scores of the game are shared by the fits for different k on the same fold);
 - ``RFECV`` (recursive elimination by |coefficient|, its own inner CV chooses k);
 - ``SelectFromModel`` (random-forest impurity importances), ``max_features`` tuned by GridSearchCV;
 - and, for reference, the classifier on all features.
@@ -17,6 +17,8 @@ row's local top-k explanation.
 """
 
 import argparse
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import shap
+from joblib import Memory
 from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_selection import RFECV, SelectFromModel
@@ -59,8 +62,13 @@ start = time.perf_counter()
 all_features = cross_val_score(Pipeline([("scale", StandardScaler()), ("clf", classifier)]), X, y, cv=cv).mean()
 report("all 13 features", all_features, "13", time.perf_counter() - start)
 
-# 350 refit games per fit (each a 3-fold CV): 10 warm-up CMCS rounds, then Greedy CMCS
-topk = TopKShapley(LogisticRegression(max_iter=2000), k=3, cv=3, max_evals=350, t_min=10, random_state=0)
+# 350 refit games per fit (each a 3-fold CV): 10 warm-up CMCS rounds, then Greedy CMCS. memory= caches the
+# coalitions' scores, so the fits for the other values of k on the same fold reuse them instead of refitting.
+cache = tempfile.mkdtemp(prefix="topk_scores_")
+memory = Memory(cache, verbose=0)
+topk = TopKShapley(
+    LogisticRegression(max_iter=2000), k=3, cv=3, max_evals=350, t_min=10, memory=memory, random_state=0, progress=False
+)
 searches = {
     "TopKShapley": (pipeline(topk), {"select__k": ks}),
     "SelectFromModel": (
@@ -114,8 +122,10 @@ plt.close(fig)
 # local: what drove one row's prediction (its predicted class's margin), top k by magnitude
 row = fitted["TopKShapley"].best_estimator_["scale"].transform(X.iloc[[0]])
 explanation = selector.explain(row)
-print(f"\nrow 0: class {selector.targets_[0]}, top {selector.k} {[X.columns[j] for j in selector.top_k_[0]]}")
+target, top_k = explanation.diagnostics["targets"][0], explanation.diagnostics["top_k"][0]
+print(f"\nrow 0: class {target}, top {selector.k} {[X.columns[j] for j in top_k]}")
 shap.plots.waterfall(explanation[0], show=False)
 plt.gcf().savefig(out / "topk_local_waterfall.png", dpi=100, bbox_inches="tight")
 plt.close("all")
 print("plots in", out.resolve())
+shutil.rmtree(cache, ignore_errors=True)
