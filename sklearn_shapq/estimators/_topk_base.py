@@ -61,9 +61,14 @@ class TopKEstimator(ABC):
         return 2 + t_min * (d + 1)
 
     @classmethod
-    def bytes_per_game(cls, d: int) -> int:
-        """Return the working memory of one game (a chunk of rounds)."""
-        return 16 * GAME_CELLS + 40 * d * d
+    def bytes_per_game(cls, d: int, max_evals: float) -> int:
+        """Return the working memory of one game: its largest chunk of rounds, masks and floats.
+
+        A chunk holds at most :data:`GAME_CELLS` mask cells, and never more rounds than the budget
+        pays, so a small budget lets many rows share a block (and the model calls).
+        """
+        cells = GAME_CELLS if max_evals == np.inf else min(GAME_CELLS, (int(max_evals) + 1) * (d + 1))
+        return 16 * cells + 40 * d * d
 
     @abstractmethod
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray, np.ndarray, PlayerStats]:

@@ -192,9 +192,9 @@ class GreedyCMCS(TopKEstimator):
         return run_stats_method(self, ledger, body)
 
     @classmethod
-    def bytes_per_game(cls, d: int) -> int:
+    def bytes_per_game(cls, d: int, max_evals: float) -> int:
         """Return the working memory of a chunk of rounds and the five (d, d) pair statistics."""
-        return super().bytes_per_game(d) + 5 * 8 * d * d
+        return super().bytes_per_game(d, max_evals) + 5 * 8 * d * d
 
 
 @register_topk

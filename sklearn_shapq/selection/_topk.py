@@ -442,7 +442,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), array)
         backend = resolve_backend(self.device)
         family = TOPK_ESTIMATORS[self.method]
-        step = max(1, _BLOCK_BYTES // family.bytes_per_game(d))
+        step = max(1, _BLOCK_BYTES // family.bytes_per_game(d, self._budget(d)))
         results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)
         with backend.activate(), progress_bar(self.progress, n_rows, "explaining", "row") as bar:
             model_fn = make_model_function(self.estimator_, self.output, backend)
