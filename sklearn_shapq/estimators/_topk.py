@@ -90,7 +90,7 @@ def top_k_shapley(
     --------
     >>> from sklearn_shapq.games import planted_unanimity_game
     >>> game = planted_unanimity_game(12, 3, np.random.default_rng(123))
-    >>> result = top_k_shapley(game, 3, "cmcs_at_k", max_evals=300, random_state=0)
+    >>> result = top_k_shapley(game, 3, "cmcs_at_k", max_evals=300, t_min=10, random_state=0)
     >>> sorted(result.top_k[0].tolist()) == sorted(np.argsort(-game.shapley_values()[0, :, 0])[:3].tolist())
     True
     >>> int(result.n_evals[0]) <= 300
