@@ -41,9 +41,11 @@ Rerun
     python benchmarks/bench_cold_start.py                   # 3 repeats, all classes (~2-4 minutes)
     python benchmarks/bench_cold_start.py --label before    # store under a label (default "after")
     python benchmarks/bench_cold_start.py --cases HSICAttribution --repeats 1
-    # the baseline: the code of commit b1e6205, timed by this script
+    # the baseline alone: the code of commit b1e6205, timed by this script
     mkdir /tmp/base && git archive b1e6205 sklearn_shapq | tar -x -C /tmp/base
     python benchmarks/bench_cold_start.py --label before --source /tmp/base --commit b1e6205
+    # before and after in alternation (the machine is shared: the load changes from minute to minute)
+    python benchmarks/bench_cold_start.py --baseline /tmp/base --baseline-commit b1e6205
 """
 
 from __future__ import annotations
@@ -158,6 +160,22 @@ def _run(case: str, cache_dir: str, source: str | None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+COLUMNS = {
+    "import": "import numpy, sklearn, numba, sklearn_shapq (s)",
+    "import_shap": "import shap, which the first explain otherwise does lazily (s)",
+    "first": "first fit(+explain) with an empty NUMBA_CACHE_DIR, beyond both imports (s)",
+    "warm": "the same call again in the same process (s)",
+    "cached": "first call in a new process with the cache populated by the cold run (s)",
+}
+
+
+def _git_commit() -> str:
+    proc = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False, cwd=RESULTS.parent
+    )
+    return proc.stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -170,61 +188,68 @@ def main() -> None:
         help="directory holding the sklearn_shapq to time instead (`git archive C sklearn_shapq | tar -x -C DIR`)",
     )
     parser.add_argument("--commit", help="commit of --source, recorded in the JSON")
+    parser.add_argument(
+        "--baseline",
+        help="a second source directory timed in alternation with the first (same machine load), stored under "
+        "--baseline-label",
+    )
+    parser.add_argument("--baseline-label", default="before")
+    parser.add_argument("--baseline-commit", help="commit of --baseline, recorded in the JSON")
     args = parser.parse_args()
     if args.child:
         _child(args.child)
         return
 
-    medians = {}
+    variants = [(args.label, args.source, args.commit or _git_commit() + ("" if args.source else " (working tree)"))]
+    if args.baseline:
+        variants.insert(0, (args.baseline_label, args.baseline, args.baseline_commit or "?"))
+    medians: dict = {label: {} for label, _, _ in variants}
+    load = [os.getloadavg()[0]]
     for case in args.cases:
-        runs = []
+        runs: dict = {label: [] for label, _, _ in variants}
         for _ in range(args.repeats):
-            with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache_dir:
-                cold = _run(case, cache_dir, args.source)
-                cached = _run(case, cache_dir, args.source)
-            runs.append({**cold, "cached": cached["first"]})
-            print(f"  {case}: " + ", ".join(f"{k} {v:.2f}" for k, v in runs[-1].items()), flush=True)
-        medians[case] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
-        medians[case]["runs"] = runs
+            for label, source, _ in variants:  # alternate, so that the variants share the machine's load
+                with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache_dir:
+                    cold = _run(case, cache_dir, source)
+                    cached = _run(case, cache_dir, source)
+                runs[label].append({**cold, "cached": cached["first"]})
+                print(f"  {label} {case}: " + ", ".join(f"{k} {v:.2f}" for k, v in runs[label][-1].items()), flush=True)
+                load.append(os.getloadavg()[0])
+        for label in runs:
+            medians[label][case] = {key: statistics.median(r[key] for r in runs[label]) for key in COLUMNS}
+            medians[label][case]["runs"] = runs[label]
 
-    columns = ("import", "import_shap", "first", "warm", "cached")
-    print(f"\n{'class':<28}" + "".join(f"{c + ' s':>14}" for c in columns) + f"   (medians of {args.repeats})")
-    for case, m in medians.items():
-        print(f"{case:<28}" + "".join(f"{m[c]:>14.2f}" for c in columns))
+    for label in medians:
+        print(
+            f"\n[{label}] {'class':<28}"
+            + "".join(f"{c + ' s':>14}" for c in COLUMNS)
+            + f"  (medians of {args.repeats})"
+        )
+        for case, m in medians[label].items():
+            print(f"[{label}] {case:<28}" + "".join(f"{m[c]:>14.2f}" for c in COLUMNS))
+    print(f"1-minute load average during the runs: {min(load):.1f} .. {max(load):.1f} on {os.cpu_count()} cpus")
 
     if args.no_save:
         return
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results.setdefault("description", __doc__.split("\n")[0])
-    results.setdefault(
-        "columns",
-        {
-            "import": "import numpy, sklearn, numba, sklearn_shapq (s)",
-            "import_shap": "import shap, which the first explain otherwise does lazily (s)",
-            "first": "first fit(+explain) with an empty NUMBA_CACHE_DIR, beyond both imports (s)",
-            "warm": "the same call again in the same process (s)",
-            "cached": "first call in a new process with the cache populated by the cold run (s)",
-        },
-    )
-    entry = results.setdefault(args.label, {})
-    commit = (
-        args.commit
-        or subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False, cwd=RESULTS.parent
-        ).stdout.strip()
-    )
-    entry.update(
-        {
-            "commit": commit + ("" if args.source else " (working tree)"),
-            "repeats": args.repeats,
-            "python": sys.version.split()[0],
-            "cpus": os.cpu_count(),
-        }
-    )
-    entry.setdefault("medians", {}).update(medians)
+    results["columns"] = COLUMNS
+    for label, _, commit in variants:
+        entry = results.setdefault(label, {})
+        entry.update(
+            {
+                "commit": commit,
+                "repeats": args.repeats,
+                "python": sys.version.split()[0],
+                "cpus": os.cpu_count(),
+                "load_average_1min": [round(min(load), 2), round(max(load), 2)],
+                "interleaved_with": [other for other, _, _ in variants if other != label],
+            }
+        )
+        entry.setdefault("medians", {}).update(medians[label])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {RESULTS} [{args.label}]")
+    print(f"wrote {RESULTS} [{', '.join(medians)}]")
 
 
 if __name__ == "__main__":
