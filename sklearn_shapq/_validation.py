@@ -12,6 +12,7 @@ from typing import Any
 
 import joblib
 import numpy as np
+import scipy.sparse
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
@@ -50,10 +51,15 @@ def check_data(
     Raises
     ------
     TypeError
-        Non-numeric columns.
+        Non-numeric columns, or a sparse matrix.
     ValueError
         Wrong dimension, no rows, NaN/inf, or a mismatch with the fitted features.
     """
+    if scipy.sparse.issparse(X):
+        raise TypeError(
+            f"{name} is a sparse matrix; the explainers need dense rows (they copy cells between rows). "
+            "Densify it with X.toarray() (or pass a DataFrame)."
+        )
     names = None
     if _is_dataframe(X):
         from pandas.api.types import is_bool_dtype, is_numeric_dtype

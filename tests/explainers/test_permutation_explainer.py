@@ -480,3 +480,30 @@ def test_exact_with_auto_budget_for_ten_features():
     explanation = explainer.fit(X).explain(X[:2])
     np.testing.assert_array_equal(explanation.diagnostics["n_evals"], 2**10)
     np.testing.assert_allclose(explanation.values[:, 1:9], 0.0, atol=1e-15)
+
+
+def test_sparse_input_gets_a_clear_error_in_every_class():
+    import scipy.sparse
+
+    from sklearn_shapq import HSICAttribution, MMDAttribution, ProductKernelShapExplainer, TopKShapley
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    sparse = scipy.sparse.csr_matrix(X)
+    model = Ridge().fit(X, y)
+    with pytest.raises(TypeError, match="sparse"):
+        PermutationShapExplainer(model).fit(sparse)
+    with pytest.raises(TypeError, match="sparse"):
+        PermutationShapExplainer(model, max_evals=50).fit(X).explain(sparse)
+    from sklearn.svm import SVR
+
+    svr = SVR().fit(X, y)
+    with pytest.raises(TypeError, match="sparse"):
+        ProductKernelShapExplainer(svr).fit(X).explain(sparse)
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        TopKShapley(Ridge(), k=2, max_evals=40, t_min=2, cv=2, progress=False).fit(sparse, y)
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        HSICAttribution(n_features_to_select=2).fit(sparse, y)
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        MMDAttribution().fit(sparse, X)
