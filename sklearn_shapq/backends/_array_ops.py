@@ -66,7 +66,7 @@ class ArrayBackend:
         get = getattr(a, "get", None)
         return np.asarray(get() if get is not None else a)
 
-    def masked_rows(self, x: Any, masks: Any, background: Any) -> Any:
+    def masked_rows(self, x: Any, masks: Any, background: Any, out: Any = None) -> Any:
         """Model input rows of the interventional game.
 
         Row ``p * N + n`` holds ``x[p, j]`` where ``masks[p, j]`` is true and ``background[n, j]``
@@ -80,14 +80,23 @@ class ArrayBackend:
             The coalition of each pair.
         background : array of shape (N, d)
             Background rows.
+        out : array of shape (P * N, d), optional
+            Where to write the rows (a buffer reused across calls, so that the memory of each
+            call is not faulted in anew); its dtype must be that of ``x`` and ``background``
+            combined.
 
         Returns
         -------
         array of shape (P * N, d)
+            ``out`` when given.
         """
         xp = self.xp
         rows = xp.where(masks[:, None, :], x[:, None, :], background[None, :, :])
-        return rows.reshape(masks.shape[0] * background.shape[0], masks.shape[1])
+        rows = rows.reshape(masks.shape[0] * background.shape[0], masks.shape[1])
+        if out is None:
+            return rows
+        out[...] = rows
+        return out
 
     def background_mean(self, outputs: Any, n_background: int) -> Any:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""

@@ -44,11 +44,14 @@ class CpuBackend(ArrayBackend):
     def __reduce__(self) -> tuple:
         return (CpuBackend, ())
 
-    def masked_rows(self, x: np.ndarray, masks: np.ndarray, background: np.ndarray) -> np.ndarray:
+    def masked_rows(
+        self, x: np.ndarray, masks: np.ndarray, background: np.ndarray, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """Model input rows of the interventional game (see :meth:`ArrayBackend.masked_rows`)."""
         dtype = np.result_type(x.dtype, background.dtype)
         n_pairs, d = masks.shape
-        out = np.empty((n_pairs * background.shape[0], d), dtype=dtype)
+        if out is None:
+            out = np.empty((n_pairs * background.shape[0], d), dtype=dtype)
         arrays = (
             np.ascontiguousarray(x, dtype=dtype),
             np.ascontiguousarray(masks, dtype=np.bool_),

@@ -69,13 +69,14 @@ class CudaBackend(ArrayBackend):
         with self.device:
             return self.xp.asarray(a, dtype=dtype)
 
-    def masked_rows(self, x: Any, masks: Any, background: Any) -> Any:
+    def masked_rows(self, x: Any, masks: Any, background: Any, out: Any = None) -> Any:
         """Model input rows of the interventional game, built by a cupy kernel."""
         cp = self.xp
         with self.device:
             n_pairs, d = masks.shape
             dtype = cp.result_type(x.dtype, background.dtype)
-            out = cp.empty((n_pairs * background.shape[0], d), dtype=dtype)
+            if out is None:
+                out = cp.empty((n_pairs * background.shape[0], d), dtype=dtype)
             self._kernel(
                 cp.ascontiguousarray(x, dtype=dtype),
                 cp.ascontiguousarray(masks, dtype=cp.bool_),

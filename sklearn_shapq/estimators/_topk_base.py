@@ -2,8 +2,9 @@
 
 Each top-k method (Kolpaczki, Nielen & Hüllermeier 2025; spec/topk_cmcs.md) is one class
 registered by name in :data:`TOPK_ESTIMATORS`. All ``n_games`` games of a game run in lockstep:
-non-adaptive rounds in memory-bounded chunks (:func:`run_batched`), adaptive ones one round per
-game per step (:func:`run_adaptive`), each step one batched game call. Draws come from a
+non-adaptive rounds in memory-bounded chunks (:func:`run_batched`), adaptive ones a decision per
+game per step (:func:`run_adaptive`: one round per decision, as in the paper, or several), each
+step one batched game call. Draws come from a
 :class:`~sklearn_shapq.samplers.KeyedStream` and chunks hold a fixed number of a game's rounds, so a
 game's result depends on its own key and values alone.
 """
@@ -44,6 +45,11 @@ class TopKEstimator(ABC):
     t_min : int
         Warm-up rounds before bounds are trusted.
     ranking : {"signed", "absolute"}
+    rounds_per_decision : int, default=1
+        Rounds an adaptive step runs on one choice of players before choosing again (and before
+        checking the PAC rule again). 1 is the paper's algorithm; more rounds mean fewer, larger
+        game calls (a deviation: choices use statistics up to ``rounds_per_decision - 1`` rounds
+        old).
     """
 
     name: ClassVar[str]
@@ -52,8 +58,11 @@ class TopKEstimator(ABC):
     adaptive: ClassVar[bool] = False
     """Whether rounds depend on earlier ones (a warm-up precedes them)."""
 
-    def __init__(self, k: int, z: float, epsilon: float, t_min: int, ranking: str) -> None:
+    def __init__(
+        self, k: int, z: float, epsilon: float, t_min: int, ranking: str, rounds_per_decision: int = 1
+    ) -> None:
         self.k, self.z, self.epsilon, self.t_min, self.ranking = k, z, epsilon, t_min, ranking
+        self.rounds_per_decision = rounds_per_decision
 
     @classmethod
     def warm_up_evals(cls, d: int, t_min: int) -> int:
@@ -136,15 +145,23 @@ def run_adaptive(
     choose: Callable[[np.ndarray], np.ndarray],
     sample: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     stop: Callable[[np.ndarray], np.ndarray],
+    rounds: int = 1,
 ) -> None:
-    """One round per active game per step: ``choose`` players, ``sample`` them, drop finished games."""
+    """Per step, ``choose`` players for each active game, ``sample`` them in ``rounds`` rounds, drop finished games.
+
+    A game is finished when its budget is spent (a round was cut short) or ``stop`` holds.
+    """
     active = active[~stop(active)]  # the rule may already hold after the warm-up
+    cut = np.zeros(ledger.n_games, dtype=bool)
     while active.size:
         selected = choose(active)
-        samples, taken = sample(active, selected)
-        stats.add(active, samples, taken)
-        cut = (selected & ~taken).any(axis=1) | ~(ledger.remaining[active] > 0)
-        active = active[~cut & ~stop(active)]
+        games = np.repeat(active, rounds)
+        repeated = np.repeat(selected, rounds, axis=0)
+        samples, taken = sample(games, repeated)
+        stats.add(games, samples, taken)
+        cut[games[(repeated & ~taken).any(axis=1)]] = True
+        active = active[~cut[active] & (ledger.remaining[active] > 0)]
+        active = active[~stop(active)]
 
 
 def everyone_selected(games: np.ndarray, d: int) -> np.ndarray:

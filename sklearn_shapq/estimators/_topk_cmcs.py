@@ -144,6 +144,7 @@ class CMCS(TopKEstimator):
                 lambda games: everyone_selected(games, d),
                 lambda games, selected: cmcs_rounds(ledger, games, selected, stream),
                 self.stop_rule(stats),
+                self.rounds_per_decision,
             )
 
         return run_stats_method(self, ledger, body)
@@ -187,7 +188,7 @@ class GreedyCMCS(TopKEstimator):
                 pairs.add(games, samples, taken)
                 return samples, taken
 
-            run_adaptive(ledger, stats, active, choose, sample, self.stop_rule(stats))
+            run_adaptive(ledger, stats, active, choose, sample, self.stop_rule(stats), self.rounds_per_decision)
 
         return run_stats_method(self, ledger, body)
 
@@ -216,6 +217,7 @@ class CMCSAtK(TopKEstimator):
                 lambda games: self.border_pair(stats, games),
                 lambda games, selected: cmcs_rounds(ledger, games, selected, stream),
                 self.stop_rule(stats),
+                self.rounds_per_decision,
             )
 
         return run_stats_method(self, ledger, body)

@@ -110,6 +110,7 @@ class SamplingShapAtK(TopKEstimator):
                 lambda active: self.border_pair(stats, active),
                 lambda active, selected: pair_marginals(ledger, active, selected, stream),
                 self.stop_rule(stats),
+                self.rounds_per_decision,
             )
 
         return run_stats_method(self, ledger, body)

@@ -32,6 +32,15 @@ def test_masked_rows_match_reference(backend):
     np.testing.assert_array_equal(backend.masked_rows(x, masks, background), _reference_rows(x, masks, background))
 
 
+@pytest.mark.parametrize("backend", [CpuBackend(), ArrayBackend(np, "numpy-twin")])
+def test_masked_rows_fill_a_given_buffer(backend):
+    rng = np.random.default_rng(7)
+    x, masks, background = rng.normal(size=(3, 4)), rng.random((3, 4)) < 0.5, rng.normal(size=(5, 4))
+    out = np.full((15, 4), np.nan)
+    assert backend.masked_rows(x, masks, background, out) is out
+    np.testing.assert_array_equal(out, backend.masked_rows(x, masks, background))
+
+
 def test_background_mean():
     outputs = np.arange(12.0).reshape(6, 2)
     np.testing.assert_allclose(ArrayBackend(np).background_mean(outputs, 3), [[2.0, 3.0], [8.0, 9.0]])

@@ -278,23 +278,27 @@ def test_greedy_cmcs_with_zero_variance_samples_everyone():
     assert result.counts.min() > 50
 
 
+@pytest.mark.parametrize("rounds_per_decision", [1, 4])
 @pytest.mark.parametrize(("method", "most_masks"), [("greedy_cmcs", 7), ("cmcs_at_k", 3)])
-def test_adaptive_rounds_after_the_warm_up(method, most_masks):
-    """Warm-up in one call (t_min rounds), then one small round per call (spec §13.11)."""
-    d, t_min = 6, 5
+def test_adaptive_rounds_after_the_warm_up(method, most_masks, rounds_per_decision):
+    """Warm-up in one call (t_min rounds), then one small step of rounds per call (spec §13.11, §13.16)."""
+    d, t_min, rounds = 6, 5, rounds_per_decision
     base = planted_unanimity_game(d, 2, np.random.default_rng(2))
     game = LoggingGame(base.evaluate(all_masks(d), np.zeros(2**d, np.intp))[:, 0])
-    result = top_k_shapley(game, 2, method, max_evals=600, t_min=t_min, random_state=0)
+    result = top_k_shapley(game, 2, method, max_evals=600, t_min=t_min, rounds_per_decision=rounds, random_state=0)
     sizes = [len(m) for m, _ in game.calls]
     assert sizes[0] == 2
     assert t_min * d <= sizes[1] <= t_min * (d + 1)
-    assert max(sizes[2:]) <= most_masks
+    assert max(sizes[2:]) <= rounds * most_masks
     assert sum(sizes) == result.n_evals[0] >= 599
-    for masks, _ in game.calls[2:]:
-        _round_coalition(masks, d)  # S and some of its neighbours
-    selective = np.array(sizes[2:]) < d
+    adaptive = sizes[2:]
+    assert len(adaptive) <= -(-sum(adaptive) // rounds) + 1  # a round costs >= 1: a call pays >= rounds
+    if rounds == 1:
+        for masks, _ in game.calls[2:]:
+            _round_coalition(masks, d)  # S and some of its neighbours
+    selective = np.array(adaptive) < rounds * d
     assert selective.mean() > 0.5  # the adaptive phase is not plain CMCS ...
-    assert selective[:t_min].any()  # ... from right after the t_min warm-up rounds
+    assert selective[: -(-t_min // rounds)].any()  # ... from right after the t_min warm-up rounds
     assert (result.counts >= t_min).all()
 
 

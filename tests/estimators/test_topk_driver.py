@@ -69,15 +69,18 @@ def test_registry_contents():
 
 
 @pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")
+@pytest.mark.parametrize("rounds_per_decision", [1, 3])
 @pytest.mark.parametrize("n_games", [1, 3])
 @pytest.mark.parametrize("method", METHODS)
-def test_budget_matches_an_independent_counter(method, n_games):
+def test_budget_matches_an_independent_counter(method, n_games, rounds_per_decision):
     d = 5
     table = np.random.default_rng(1).normal(size=2**d)
     leftover_bound = {"permutation": d - 2, "sampling_shap_at_k": d - 2, "svarm": 0}.get(method, 1)
     for budget in (2, 3, d, d + 1, d + 2, 2 * d, 10 * d, 1000):
         game = LoggingGame(table, n_games=n_games)
-        result = top_k_shapley(game, 2, method, max_evals=budget, t_min=3, random_state=budget)
+        result = top_k_shapley(
+            game, 2, method, max_evals=budget, t_min=3, rounds_per_decision=rounds_per_decision, random_state=budget
+        )
         masks, games = game.logged()
         counts = np.bincount(games, minlength=n_games)
         np.testing.assert_array_equal(counts, result.n_evals)  # reported = evaluated
@@ -135,16 +138,17 @@ def test_lockstep_runs_are_independent_and_reproducible():
     assert generator.values.shape == (1, 5)
 
 
+@pytest.mark.parametrize("rounds_per_decision", [1, 4])
 @pytest.mark.parametrize("epsilon", [None, 0.05])
 @pytest.mark.parametrize("method", METHODS)
-def test_a_games_result_depends_on_its_key_alone(method, epsilon):
+def test_a_games_result_depends_on_its_key_alone(method, epsilon, rounds_per_decision):
     """Alone or among other games, first or last, once or twice: equal keys give equal results."""
     if epsilon is not None and method not in PAC_METHODS:
         pytest.skip("no PAC mode")
     d = 6
     tables = np.random.default_rng(7).normal(size=(4, 2**d))
     keys = row_keys(3, np.arange(4.0)[:, None])
-    options = dict(max_evals=300, epsilon=epsilon, t_min=4)
+    options = dict(max_evals=300, epsilon=epsilon, t_min=4, rounds_per_decision=rounds_per_decision)
     together = top_k_shapley(TableGame(tables[[0, 1, 2, 1]]), 2, method, keys=keys[[0, 1, 2, 1]], **options)
     for field in ("values", "stderr", "counts", "top_k", "n_evals", "pac_satisfied"):  # the duplicate
         np.testing.assert_array_equal(getattr(together, field)[1], getattr(together, field)[3], err_msg=field)
@@ -252,9 +256,11 @@ def test_absolute_ranking_picks_the_largest_magnitudes():
 # ---------------------------------------------------------------- recovery of a planted top-k
 
 
-def _success(game, k, method, budget, seed=0):
+def _success(game, k, method, budget, seed=0, rounds_per_decision=1):
     phi = game.shapley_values()[0, :, 0]
-    result = top_k_shapley(game, k, method, max_evals=budget, random_state=seed)
+    result = top_k_shapley(
+        game, k, method, max_evals=budget, rounds_per_decision=rounds_per_decision, random_state=seed
+    )
     assert (result.n_evals <= budget).all()
     return binary_precision(phi, result.top_k).mean()
 
@@ -268,12 +274,15 @@ def test_planted_top3_of_12_at_budget_300(method):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["cmcs", "greedy_cmcs", "cmcs_at_k", "permutation"])
-def test_planted_top5_of_30_at_budget_2000(method):
+@pytest.mark.parametrize(
+    ("method", "rounds_per_decision"),
+    [("cmcs", 1), ("greedy_cmcs", 1), ("cmcs_at_k", 1), ("permutation", 1), ("greedy_cmcs", 8), ("cmcs_at_k", 8)],
+)
+def test_planted_top5_of_30_at_budget_2000(method, rounds_per_decision):
     game = planted_unanimity_game(30, 5, np.random.default_rng(123), n_games=100)
     phi = game.shapley_values()[0, :, 0]
     assert np.sort(phi)[-5] - np.sort(phi)[-6] > 0.1  # a clear but not huge gap
-    assert _success(game, 5, method, 2000) >= 0.95
+    assert _success(game, 5, method, 2000, rounds_per_decision=rounds_per_decision) >= 0.95
 
 
 @pytest.mark.slow
@@ -391,6 +400,8 @@ def test_two_player_game(method):
         ({"ranking": "abs"}, "ranking must be one of"),
         ({"t_min": 1}, "t_min must be an int >= 2"),
         ({"t_min": 2.5}, "t_min must be an int >= 2"),
+        ({"rounds_per_decision": 0}, "rounds_per_decision must be an int >= 1"),
+        ({"rounds_per_decision": 2.0}, "rounds_per_decision must be an int >= 1"),
         ({"delta": 0.0}, "delta must lie in"),
         ({"delta": 1.0}, "delta must lie in"),
         ({"delta": "0.1"}, "delta must lie in"),

@@ -147,3 +147,22 @@ def test_generic_array_backend_gives_the_same_values():
     twin = interventional_game(CountingModel(d), background, rows, backend=ArrayBackend(np, "twin"))
     np.testing.assert_allclose(twin(masks, games), cpu(masks, games), rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(twin.shapley_values(), cpu.shapley_values(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_reused_input_buffers_give_every_call_its_own_values(n_jobs):
+    """Calls of shrinking and growing sizes reuse (or replace) the model-input buffers: values stay exact."""
+    d, n_background = 5, 7
+    rng = np.random.default_rng(6)
+    background, rows = rng.normal(size=(n_background, d)), rng.normal(size=(4, d))
+    weights = rng.normal(size=d)
+    model = make_model_function(lambda Z: np.tanh(Z @ weights), "predict", CpuBackend())
+    with InterventionalGame(model, background, rows, batch_size=4 * n_background, n_jobs=n_jobs) as game:
+        for n_pairs in (30, 3, 11, 1, 30, 2):
+            masks, games = rng.random((n_pairs, d)) < 0.5, rng.integers(0, 4, n_pairs)
+            expected = [
+                interventional_value(lambda Z: np.tanh(Z @ weights), rows[g], background, np.flatnonzero(m))
+                for m, g in zip(masks, games, strict=True)
+            ]
+            np.testing.assert_allclose(game(masks, games)[:, 0], expected, rtol=1e-12, atol=1e-12)
+        assert len(game._free_buffers) <= n_jobs + 1

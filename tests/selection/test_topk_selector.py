@@ -130,6 +130,7 @@ def test_default_estimator_for_classes_is_logistic(regression):
         (dict(method="shapley"), True, InvalidParameterError, "'method' parameter"),
         (dict(game="both"), True, InvalidParameterError, "'game' parameter"),
         (dict(ranking="up"), True, InvalidParameterError, "'ranking' parameter"),
+        (dict(rounds_per_decision=0), True, InvalidParameterError, "'rounds_per_decision' parameter"),
         (dict(epsilon=0.01, method="svarm"), True, ValueError, "PAC"),
         (dict(epsilon=-1.0), True, InvalidParameterError, "'epsilon' parameter"),
         (dict(max_evals=1), True, InvalidParameterError, "'max_evals' parameter"),
@@ -319,11 +320,24 @@ def test_explain_changes_no_attribute_and_is_thread_safe(regression):
     assert model is not None
 
 
-@pytest.mark.parametrize("method", ["greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "sampling_shap_at_k", "svarm"])
-def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression, method):
+@pytest.mark.parametrize(
+    ("method", "rounds_per_decision"),
+    [(m, 1) for m in ("greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "sampling_shap_at_k", "svarm")]
+    + [("greedy_cmcs", 4), ("cmcs_at_k", 3)],
+)
+def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression, method, rounds_per_decision):
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
-    explainer = TopKShapley(model, k=3, prefit=True, method=method, max_evals=150, t_min=5, random_state=4).fit(X)
+    explainer = TopKShapley(
+        model,
+        k=3,
+        prefit=True,
+        method=method,
+        max_evals=150,
+        t_min=5,
+        rounds_per_decision=rounds_per_decision,
+        random_state=4,
+    ).fit(X)
     rows = X.iloc[[5, 1, 5, 2, 7]]
     batch = explainer.explain(rows)
     alone = explainer.explain(X.iloc[[5]])
