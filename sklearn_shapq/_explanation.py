@@ -13,6 +13,7 @@ def make_explanation(
     feature_names: list[str],
     *,
     output_names: list[str] | None = None,
+    display_data: np.ndarray | None = None,
     error_std: np.ndarray | None = None,
     error_dof: np.ndarray | None = None,
     compute_time: float | None = None,
@@ -32,6 +33,9 @@ def make_explanation(
     feature_names : list of d str
     output_names : list of k str, optional
         Names of the outputs when k > 1.
+    display_data : object array of shape (n, d), optional
+        The rows' cells as the user knows them (strings, categories) when ``data`` holds codes
+        (shap's convention: plots color and place by ``data`` and label by ``display_data``).
     error_std : array like ``values``, optional
         Standard errors; sets ``lower_bounds``/``upper_bounds`` to 95% intervals.
     error_dof : array of shape (n,), optional
@@ -72,6 +76,7 @@ def make_explanation(
         data=None if data is None else np.asarray(data),
         feature_names=list(feature_names),
         output_names=None if single else list(output_names),
+        display_data=display_data,
         compute_time=compute_time,
         **kwargs,
     )

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from sklearn_shapq.backends import ArrayBackend
+from sklearn_shapq.games._table_codec import TableCodec
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -29,6 +30,8 @@ def check_data(
     name: str = "X",
     n_features: int | None = None,
     feature_names: list[str] | None = None,
+    allow_nan: bool = False,
+    nan_hint: str = "",
 ) -> tuple[np.ndarray, list[str] | None]:
     """Validate a 2-D numeric data set and return it as float64 with its column names.
 
@@ -41,6 +44,10 @@ def check_data(
         Required number of columns (from ``fit``).
     feature_names : list of str, optional
         Column names seen in ``fit``; a DataFrame passed later must have the same columns.
+    allow_nan : bool, default=False
+        Whether missing values (NaN) may pass; infinity never does.
+    nan_hint : str, default=""
+        What the NaN error adds (why NaN is refused, what to do).
 
     Returns
     -------
@@ -53,13 +60,9 @@ def check_data(
     TypeError
         Non-numeric columns, or a sparse matrix.
     ValueError
-        Wrong dimension, no rows, NaN/inf, or a mismatch with the fitted features.
+        Wrong dimension, no rows, NaN (unless allowed) or infinity, or a mismatch with the fitted features.
     """
-    if scipy.sparse.issparse(X):
-        raise TypeError(
-            f"{name} is a sparse matrix; the explainers need dense rows (they copy cells between rows). "
-            "Densify it with X.toarray() (or pass a DataFrame)."
-        )
+    _refuse_sparse(X, name)
     names = None
     if _is_dataframe(X):
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
@@ -74,6 +77,85 @@ def check_data(
             array = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must be numeric: {exc}") from exc
+    _check_array(array, name, n_features, allow_nan, nan_hint)
+    _check_names(names, feature_names, name)
+    return np.ascontiguousarray(array), names
+
+
+def check_table(
+    X: Any,
+    *,
+    name: str = "X",
+    n_features: int | None = None,
+    feature_names: list[str] | None = None,
+    codec: TableCodec | None = None,
+    tables: bool = True,
+    allow_nan: bool = False,
+    nan_hint: str = "",
+) -> tuple[np.ndarray, list[str] | None, TableCodec | None]:
+    """Validate data that may be a raw table and return it as float64 codes.
+
+    Numbers are checked as in :func:`check_data`; a DataFrame with string, category or bool
+    columns is coded by a :class:`~sklearn_shapq.games.TableCodec`.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n, d)
+    name, n_features, feature_names, allow_nan, nan_hint
+        As in :func:`check_data`.
+    codec : TableCodec or None
+        The codec from ``fit``, if any.
+    tables : bool, default=True
+        Whether a table with non-numeric columns is taken without a ``codec`` (in ``fit``; not
+        after a fit on numbers).
+
+    Returns
+    -------
+    array : float64 ndarray of shape (n, d)
+        The data, or its codes.
+    names : list of str or None
+    codec : TableCodec or None
+        The codec of ``X`` (``codec`` extended by levels first seen in ``X``), or None for numbers.
+    """
+    if codec is None and not (tables and _has_non_numeric_columns(X)):
+        return (
+            *check_data(
+                X, name=name, n_features=n_features, feature_names=feature_names, allow_nan=allow_nan, nan_hint=nan_hint
+            ),
+            None,
+        )
+    if not _is_dataframe(X):
+        raise TypeError(
+            f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
+            f"columns {codec.columns}."
+        )
+    names = [str(c) for c in X.columns]
+    _check_names(names, feature_names, name)
+    if codec is None:
+        codec, array = TableCodec.from_frame(X)
+    else:
+        codec, array = codec.encode(X, name)
+    _check_array(array, name, n_features, allow_nan, nan_hint)
+    return array, names, codec
+
+
+def _refuse_sparse(X: Any, name: str) -> None:
+    if scipy.sparse.issparse(X):
+        raise TypeError(
+            f"{name} is a sparse matrix; the explainers need dense rows (they copy cells between rows). "
+            "Densify it with X.toarray() (or pass a DataFrame)."
+        )
+
+
+def _has_non_numeric_columns(X: Any) -> bool:
+    if not _is_dataframe(X):
+        return False
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return not all(is_numeric_dtype(t) or is_bool_dtype(t) for t in X.dtypes)
+
+
+def _check_array(array: np.ndarray, name: str, n_features: int | None, allow_nan: bool, nan_hint: str) -> None:
     if array.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features), got shape {array.shape}; "
@@ -83,19 +165,24 @@ def check_data(
         raise ValueError(f"{name} has no rows.")
     if array.shape[1] == 0:
         raise ValueError(f"{name} has no features.")
-    if not np.isfinite(array).all():
-        rows, cols = np.nonzero(~np.isfinite(array))
+    refused = np.isinf(array) if allow_nan else ~np.isfinite(array)
+    if refused.any():
+        rows, cols = np.nonzero(refused)
+        what = "infinity" if allow_nan or not np.isnan(array).any() else "missing values (NaN)"
         raise ValueError(
-            f"{name} contains NaN or infinity ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
+            f"{name} contains {what} ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
+            + (f" {nan_hint}" if nan_hint and what != "infinity" else "")
         )
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
+
+
+def _check_names(names: list[str] | None, feature_names: list[str] | None, name: str) -> None:
     if names is not None and feature_names is not None and names != [str(n) for n in feature_names]:
         raise ValueError(
             f"The feature names of {name} must be the model's features in the same order: got {names}, "
             f"expected {[str(n) for n in feature_names]}."
         )
-    return np.ascontiguousarray(array), names
 
 
 def default_feature_names(d: int, *candidates: Any) -> list[str]:

@@ -4,6 +4,7 @@ from itertools import combinations
 from math import factorial
 
 import numpy as np
+import pandas as pd
 
 
 def interventional_value(f, x, background, coalition):
@@ -52,3 +53,12 @@ def random_polynomial_model(d, rng, order=3, n_terms=12):
         return out
 
     return f
+
+
+def interventional_frame_value(predict, x, background, coalition):
+    """v_x(S) on DataFrames: every background row with the cells of S taken from the one-row frame x."""
+    rows = background.copy()
+    for j in coalition:
+        column = background.columns[j]
+        rows[column] = pd.Series([x[column].iloc[0]] * len(rows), index=rows.index, dtype=background[column].dtype)
+    return np.asarray(predict(rows), dtype=float).mean(axis=0)

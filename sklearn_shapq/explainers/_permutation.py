@@ -21,7 +21,7 @@ from sklearn_shapq._validation import (
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
-    check_data,
+    check_table,
     default_feature_names,
     effective_n_jobs,
 )
@@ -31,6 +31,7 @@ from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import OUTPUTS, InterventionalGame, make_model_function
+from sklearn_shapq.games._models import takes_missing_values
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys
 from sklearn_shapq.samplers._keyed import draw_seed
 
@@ -53,7 +54,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     model : estimator, xgboost model or callable
         A fitted scikit-learn regressor, classifier or Pipeline, an xgboost sklearn model or
         Booster, or a callable mapping an (n, d) array to (n,) or (n, k) outputs. With
-        ``device="cuda"`` a callable receives cupy arrays.
+        ``device="cuda"`` a callable receives cupy arrays. Data may be a raw DataFrame with
+        string, category, bool and number columns (e.g. for a Pipeline that encodes them): the
+        model then gets DataFrames with the same columns and dtypes, whose cells are taken whole
+        from the explained and background rows.
     sampler : str, default="auto"
         How coalitions are chosen (see the user guide for the evidence behind each):
 
@@ -86,6 +90,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Uniform candidate orderings per greedy step of "herding" and "sbq".
     background_size : int or None, default=100
         Background rows kept from ``fit`` data (a reproducible random subsample); None keeps all.
+    allow_nan : "auto" or bool, default="auto"
+        Whether missing values (NaN, and missing cells of a DataFrame) in the data reach the
+        model. "auto": yes for estimators and xgboost models (one that cannot take them fails
+        with an error naming it), no for a plain callable (say ``allow_nan=True`` if it takes
+        NaN). A model that returns NaN or infinity is always an error.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
         What is explained. "auto": a classifier's margin (``decision_function`` or xgboost's
         margin) where it has one, else its log-odds; a regressor's prediction. A binary classifier
@@ -159,6 +168,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         "lam": [Interval(Real, 0, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "allow_nan": [StrOptions({"auto"}), "boolean"],
         "output": [StrOptions(set(OUTPUTS))],
         "device": DEVICE,
         "batch_size": BATCH_SIZE,
@@ -177,6 +187,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         lam: float = DEFAULT_LAMBDA,
         n_candidates: int = DEFAULT_CANDIDATES,
         background_size: int | None = 100,
+        allow_nan: str | bool = "auto",
         output: str = "auto",
         device: str = "cpu",
         batch_size: int | str = "auto",
@@ -191,12 +202,26 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.lam = lam
         self.n_candidates = n_candidates
         self.background_size = background_size
+        self.allow_nan = allow_nan
         self.output = output
         self.device = device
         self.batch_size = batch_size
         self.random_state = random_state
         self.progress = progress
         self.n_jobs = n_jobs
+
+    def _nan_policy(self) -> dict:
+        """Whether NaN may reach the model (``allow_nan`` resolved), and the hint of the error if not."""
+        if self.allow_nan != "auto":
+            allow = bool(self.allow_nan)
+        else:
+            allow = takes_missing_values(self.model) or hasattr(self.model, "fit")
+        hint = (
+            "Pass allow_nan=True if the model takes NaN, or impute the missing values first."
+            if self.allow_nan == "auto"
+            else "allow_nan=False: impute the missing values first, or set allow_nan='auto'."
+        )
+        return {"allow_nan": allow, "nan_hint": hint}
 
     def _resolve(self, d: int) -> tuple[str, int]:
         """Return the estimator and budget for d features; refuse what cannot run, before any work."""
@@ -220,7 +245,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self
         """
         model_names = getattr(self.model, "feature_names_in_", None)
-        array, names = check_data(X, name="X_background", feature_names=model_names)
+        array, names, codec = check_table(X, name="X_background", feature_names=model_names, **self._nan_policy())
         self.sampler_, self.max_evals_ = self._resolve(array.shape[1])
         rng = make_generator(self.random_state, stream=0)
         if self.background_size is not None and array.shape[0] > self.background_size:
@@ -228,10 +253,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             array = array[keep]
         backend = resolve_backend(self.device)
         with backend.activate():
-            model_fn = make_model_function(self.model, self.output, backend)
+            model_fn = make_model_function(self.model, self.output, backend, codec)
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
             empty = backend.to_numpy(game.base_value)
         self.background_ = array
+        self._codec = codec
         self.n_features_in_ = array.shape[1]
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
@@ -259,8 +285,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         -------
         shap.Explanation
             ``values`` (n, d) or (n, d, k), ``base_values`` (n,) or (n, k), ``data`` (n, d),
-            ``feature_names``; estimates carry ``error_std`` and 95% ``lower_bounds`` /
-            ``upper_bounds`` (zero width for exact values; NaN with a single sampling unit);
+            ``feature_names``; for a DataFrame with string or category columns ``data`` holds
+            their codes (a level's index, NaN if missing) and ``display_data`` the cells;
+            estimates carry ``error_std`` and 95% ``lower_bounds`` / ``upper_bounds`` (zero width
+            for exact values; NaN with a single sampling unit);
             ``diagnostics`` (see the class notes).
         """
         check_is_fitted(self, "background_")
@@ -272,13 +300,20 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "and the plan of the budget match."
             )
         start_time = time.perf_counter()
-        array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
+        array, _, codec = check_table(
+            X,
+            n_features=self.n_features_in_,
+            feature_names=self._expected_names(),
+            codec=self._codec,
+            tables=self._codec is not None,
+            **self._nan_policy(),
+        )
         n_rows, d = array.shape
         seed = draw_seed(make_generator(self.random_state, stream=1))
-        keys = row_keys(seed, array)
+        keys = row_keys(seed, array if codec is None else codec.key_rows(array))
         backend = resolve_backend(self.device)
         with backend.activate():
-            model_fn = make_model_function(self.model, self.output, backend)
+            model_fn = make_model_function(self.model, self.output, backend, codec)
             with InterventionalGame(
                 model_fn,
                 backend.to_device(self.background_),
@@ -297,6 +332,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             array,
             self.feature_names_,
             output_names=self.output_names_,
+            display_data=None if codec is None else codec.cells(array),
             error_std=stderr,
             error_dof=dof,
             compute_time=time.perf_counter() - start_time,

@@ -12,6 +12,7 @@ from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansi
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
+from sklearn_shapq.games._table_codec import TableCodec
 
 __all__ = [
     "OUTPUTS",
@@ -19,6 +20,7 @@ __all__ = [
     "Game",
     "MarginalScoreGame",
     "RetrainGame",
+    "TableCodec",
     "TableGame",
     "UnanimityGame",
     "planted_unanimity_game",

@@ -17,6 +17,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq.backends import ArrayBackend
+from sklearn_shapq.games._table_codec import TableCodec
 
 OUTPUTS = ("auto", "margin", "log_odds", "probability", "predict")
 _PROBABILITY_CLIP = 1e-12
@@ -36,27 +37,56 @@ class ModelFunction:
         The output that is explained ("margin", "log_odds", "probability", "predict" or "callable").
     output_names : list of str or None
         Names of the k outputs; ``None`` for a single output.
+    name : str
+        The model's name in error messages.
     """
 
     predict: Callable[[Any], Any]
     backend: ArrayBackend
     output: str
     output_names: list[str] | None = None
+    name: str = "The model"
 
     def __call__(self, rows: Any) -> Any:
-        """Evaluate the model on ``rows`` and return a (n_rows, k) float64 backend array."""
-        out = self.backend.to_device(self.predict(rows), dtype=np.float64)
+        """Evaluate the model on ``rows`` and return a (n_rows, k) float64 backend array.
+
+        Raises
+        ------
+        ValueError
+            The model failed on rows with missing values, or returned NaN or infinity, or an
+            array of the wrong shape.
+        """
+        xp = self.backend.xp
+        try:
+            out = self.backend.to_device(self.predict(rows), dtype=np.float64)
+        except Exception as exc:
+            if bool(xp.isnan(rows).any()):
+                raise ValueError(
+                    f"{self.name} failed on rows with missing values (NaN): it does not take them. Impute them "
+                    f"first (e.g. a Pipeline starting with SimpleImputer), or explain rows without NaN. ({exc})"
+                ) from exc
+            raise
         if out.ndim == 1:
             out = out[:, None]
         if out.ndim != 2 or out.shape[0] != rows.shape[0]:
             raise ValueError(
-                f"The model returned an array of shape {tuple(out.shape)} for {rows.shape[0]} rows; "
+                f"{self.name} returned an array of shape {tuple(out.shape)} for {rows.shape[0]} rows; "
                 "expected (n_rows,) or (n_rows, n_outputs)."
+            )
+        finite = xp.isfinite(out).all(axis=1)
+        if not bool(finite.all()):
+            bad = int((~finite).sum())
+            raise ValueError(
+                f"{self.name} returned NaN or infinity for {bad} of {out.shape[0]} rows (the first: row "
+                f"{int(xp.argmin(finite))} of its input); Shapley values of such outputs are not defined. "
+                + ("Its inputs had missing values: does it take NaN?" if bool(xp.isnan(rows).any()) else "")
             )
         return out
 
 
-def make_model_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+def make_model_function(
+    model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None = None
+) -> ModelFunction:
     """Build the :class:`ModelFunction` explaining ``output`` of ``model``.
 
     Parameters
@@ -69,6 +99,9 @@ def make_model_function(model: Any, output: str, backend: ArrayBackend) -> Model
         A binary classifier gives one output (the positive class); multiclass gives one per class.
     backend : ArrayBackend
         Where the model's inputs are built.
+    codec : TableCodec, optional
+        Rows are the codes of a raw table: the model gets them decoded as a DataFrame with the
+        table's columns and dtypes (CPU only).
 
     Returns
     -------
@@ -85,17 +118,42 @@ def make_model_function(model: Any, output: str, backend: ArrayBackend) -> Model
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}.")
+    if codec is not None and backend.is_gpu:
+        raise ValueError("A DataFrame with string or category columns is explained on the CPU: use device='cpu'.")
     if _is_xgboost(model):
-        return _xgboost_function(model, output, backend)
-    if hasattr(model, "fit") and any(hasattr(model, m) for m in ("predict", "decision_function", "predict_proba")):
-        return _sklearn_function(model, output, backend)
-    if callable(model):
+        fn = _xgboost_function(model, output, backend, codec)
+    elif hasattr(model, "fit") and any(hasattr(model, m) for m in ("predict", "decision_function", "predict_proba")):
+        fn = _sklearn_function(model, output, backend, codec)
+    elif callable(model):
         if output not in ("auto", "predict"):
             raise ValueError(f"output={output!r} needs an estimator; a plain callable is explained as is.")
-        return ModelFunction(model, backend, "callable")
-    raise TypeError(
-        f"model must be a fitted scikit-learn estimator, an xgboost model or a callable, got {type(model)!r}."
-    )
+        fn = ModelFunction(model if codec is None else (lambda rows: model(codec.decode(rows))), backend, "callable")
+    else:
+        raise TypeError(
+            f"model must be a fitted scikit-learn estimator, an xgboost model or a callable, got {type(model)!r}."
+        )
+    fn.name = getattr(model, "__name__", type(model).__name__) if fn.output == "callable" else type(model).__name__
+    return fn
+
+
+def takes_missing_values(model: Any) -> bool:
+    """Whether ``model`` declares that it takes NaN: scikit-learn's ``allow_nan`` tag, or xgboost.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.linear_model import Ridge
+    >>> takes_missing_values(HistGradientBoostingRegressor()), takes_missing_values(Ridge())
+    (True, False)
+    """
+    if _is_xgboost(model):
+        return True
+    try:
+        from sklearn.utils import get_tags
+
+        return bool(get_tags(model).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def _is_xgboost(model: Any) -> bool:
@@ -115,7 +173,7 @@ def _log_odds(proba: Any, xp: Any = np) -> Any:
     return _special(xp).logit(xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP))
 
 
-def _sklearn_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None) -> ModelFunction:
     check_is_fitted(model)
     classifier = is_classifier(model) or hasattr(model, "predict_proba")
     if output == "auto":
@@ -135,6 +193,8 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend) -> ModelFu
 
     def as_input(rows: Any) -> Any:
         host = to_host(rows)
+        if codec is not None:
+            return codec.decode(host)
         if names_in is None:
             return host
         import pandas as pd
@@ -172,7 +232,7 @@ def _output_names_from_classes(classes: Any) -> list[str] | None:
     return [str(c) for c in classes]
 
 
-def _xgboost_function(model: Any, output: str, backend: ArrayBackend) -> ModelFunction:
+def _xgboost_function(model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None) -> ModelFunction:
     import xgboost
 
     if isinstance(model, xgboost.Booster):
@@ -206,7 +266,8 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend) -> ModelFu
     xp = backend.xp
 
     def predict(rows: Any) -> Any:
-        out = booster.inplace_predict(rows, iteration_range=iteration_range, predict_type=predict_type)
+        data = rows if codec is None else codec.decode(rows)
+        out = booster.inplace_predict(data, iteration_range=iteration_range, predict_type=predict_type)
         return transform(out.astype(xp.float64))
 
     fn = ModelFunction(predict, backend, output)

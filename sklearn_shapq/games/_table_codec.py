@@ -1,0 +1,185 @@
+"""Raw tables as numbers for the games, and back to the model's DataFrame.
+
+The interventional game copies whole cells between rows; it does so on a float64 matrix. A
+:class:`TableCodec` makes that matrix from a DataFrame with string, category, bool and numeric
+columns (a non-numeric cell becomes the index of its level) and turns masked rows back into a
+DataFrame with the original columns and dtypes (categories and their levels kept) just before
+the model sees them, in the same large batches as numeric data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+_NUMBER, _NULLABLE, _CATEGORY, _LEVELS = "number", "nullable", "category", "levels"
+
+
+@dataclass(frozen=True)
+class TableCodec:
+    """How the columns of a DataFrame are coded as float64 and decoded back.
+
+    Column kinds: numpy numbers and bools are their own codes; pandas nullable numbers
+    (``Int64``, ``Float64``, ``boolean``) too, with NaN for ``<NA>``; ``category`` columns are
+    coded by their category index; any other column (strings, objects, pandas ``str``) by the
+    index of its value among the values seen so far. A missing cell is NaN in every kind.
+
+    Attributes
+    ----------
+    columns : list
+        Column labels as the model knows them.
+    dtypes : list
+        Original dtype of each column.
+    kinds : list of str
+        How each column is coded.
+    levels : list of ndarray or None
+        Values of each "levels" column, in order of first appearance (None for the other kinds).
+    missing : list
+        The value a missing cell of a "levels" column decodes to (as it was in the data).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"colour": ["red", None, "blue"], "size": [1, 2, 3]})
+    >>> codec, codes = TableCodec.from_frame(frame)
+    >>> codes.tolist()
+    [[0.0, 1.0], [nan, 2.0], [1.0, 3.0]]
+    >>> codec.decode(codes[[2, 0]]).values.tolist()
+    [['blue', 3], ['red', 1]]
+    """
+
+    columns: list
+    dtypes: list
+    kinds: list[str]
+    levels: list[np.ndarray | None]
+    missing: list[Any]
+
+    @classmethod
+    def from_frame(cls, frame: Any) -> tuple[TableCodec, np.ndarray]:
+        """Learn the coding of ``frame``'s columns; return it with the codes of ``frame``."""
+        kinds = [_kind(dtype) for dtype in frame.dtypes]
+        d = len(kinds)
+        codec = cls(list(frame.columns), list(frame.dtypes), kinds, [None] * d, [None] * d)
+        for j, kind in enumerate(kinds):
+            if kind == _LEVELS:
+                column = frame.iloc[:, j]
+                missing = column[column.isna()]
+                codec.missing[j] = missing.iloc[0] if missing.size else np.nan
+                codec.levels[j] = np.empty(0, dtype=object)
+        return codec.encode(frame)
+
+    def encode(self, frame: Any, name: str = "X") -> tuple[TableCodec, np.ndarray]:
+        """Return the codec extended by levels first seen in ``frame``, and ``frame``'s codes (n, d).
+
+        The codec itself is left as it is (a fitted explainer's codec does not change in
+        ``explain``); codes of earlier data stay valid under the extended codec.
+
+        Raises
+        ------
+        TypeError
+            A column whose dtype differs from the one the codec was made from (a category column
+            with other categories, strings where numbers were).
+        """
+        codes = np.empty((frame.shape[0], len(self.columns)))
+        levels = list(self.levels)
+        for j, (kind, dtype) in enumerate(zip(self.kinds, self.dtypes, strict=True)):
+            column = frame.iloc[:, j]
+            if kind == _CATEGORY:
+                if column.dtype != dtype:
+                    raise TypeError(
+                        f"Column {self.columns[j]!r} of {name} has dtype {column.dtype}, but the explainer was "
+                        f"fitted with {dtype}: categories must be the same (and in the same order)."
+                    )
+                cells = column.cat.codes.to_numpy(dtype=np.float64)
+                codes[:, j] = np.where(cells < 0, np.nan, cells)
+            elif kind == _LEVELS:
+                codes[:, j], levels[j] = _level_codes(column, levels[j])
+            else:
+                if _kind(column.dtype) not in (_NUMBER, _NULLABLE):
+                    raise TypeError(
+                        f"Column {self.columns[j]!r} of {name} has dtype {column.dtype}, but the explainer was "
+                        f"fitted with numbers ({dtype})."
+                    )
+                codes[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        same = all(new is old for new, old in zip(levels, self.levels, strict=True))
+        return (self if same else replace(self, levels=levels)), codes
+
+    def decode(self, codes: np.ndarray) -> Any:
+        """Return the DataFrame whose codes are ``codes`` (n, d): original columns and dtypes."""
+        import pandas as pd
+
+        data = {}
+        for j, (kind, dtype) in enumerate(zip(self.kinds, self.dtypes, strict=True)):
+            column = codes[:, j]
+            if kind == _NUMBER:
+                data[j] = column if dtype == np.float64 else column.astype(dtype)
+            elif kind == _NULLABLE:
+                data[j] = pd.array(column, dtype=dtype)
+            elif kind == _CATEGORY:
+                data[j] = pd.Categorical.from_codes(np.where(np.isnan(column), -1, column).astype(np.intp), dtype=dtype)
+            else:
+                data[j] = self._level_values(j, column, dtype)
+        frame = pd.DataFrame(data, copy=False)
+        frame.columns = self.columns
+        return frame
+
+    def cells(self, codes: np.ndarray) -> np.ndarray:
+        """Return the original cell values of ``codes`` (n, d) as an object array (numbers stay numbers)."""
+        frame = self.decode(codes)
+        return frame.astype(object).where(frame.notna(), np.nan).to_numpy()
+
+    def key_rows(self, codes: np.ndarray) -> np.ndarray:
+        """Return rows to key by content: the codes, with a hash of the value for a level's code.
+
+        For :func:`~sklearn_shapq.samplers.row_keys`. A level's code depends on the order values
+        were seen in; its hash does not, so a row gets the same key alone or in any batch.
+        """
+        import pandas as pd
+
+        rows = codes.copy()
+        for j, kind in enumerate(self.kinds):
+            if kind == _LEVELS and self.levels[j].size:
+                hashes = pd.util.hash_array(self.levels[j].astype(str)) >> np.uint64(11)  # 53 bits: exact floats
+                present = ~np.isnan(codes[:, j])
+                rows[present, j] = hashes[codes[present, j].astype(np.intp)].astype(np.float64)
+        return rows
+
+    def _level_values(self, j: int, column: np.ndarray, dtype: Any) -> Any:
+        import pandas as pd
+
+        table = np.append(self.levels[j], np.array([self.missing[j]], dtype=object))
+        values = table[np.where(np.isnan(column), table.size - 1, column).astype(np.intp)]
+        return pd.Series(values, dtype=dtype, copy=False)  # object stays object (pandas 3 would infer str)
+
+
+def _kind(dtype: Any) -> str:
+    from pandas.api.types import is_bool_dtype, is_extension_array_dtype, is_numeric_dtype
+
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return _NUMBER
+    if is_extension_array_dtype(dtype) and (is_numeric_dtype(dtype) or is_bool_dtype(dtype)):
+        return _NULLABLE
+    if str(dtype) == "category":
+        return _CATEGORY
+    if isinstance(dtype, np.dtype) and dtype.kind in "mMc":
+        raise TypeError(f"Columns of dtype {dtype} cannot be explained: convert them to numbers first.")
+    return _LEVELS
+
+
+def _level_codes(column: Any, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a "levels" column's cells, and the levels extended by values not seen before."""
+    import pandas as pd
+
+    present = column.notna().to_numpy()
+    values = column.to_numpy(dtype=object)[present]
+    known = pd.Index(levels)
+    positions = known.get_indexer(values) if levels.size else np.full(values.size, -1)
+    new = pd.unique(values[positions < 0])
+    if new.size:
+        levels = np.concatenate([levels, np.asarray(new, dtype=object)])
+        positions = pd.Index(levels).get_indexer(values)
+    codes = np.full(column.shape[0], np.nan)
+    codes[present] = positions
+    return codes, levels

@@ -1,0 +1,245 @@
+"""Raw tables: string, category, bool and missing cells, against brute force over DataFrame cell swaps."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import shap
+import xgboost
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+
+from brute_force import brute_force_shapley, interventional_frame_value
+
+
+def people(n, seed=0):
+    """A small census-like table: ints, strings with missing entries, an ordered category, NaN floats, bools."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "workclass": pd.Series(
+                rng.choice(["private", "self", "gov", None], n, p=[0.5, 0.2, 0.2, 0.1]), dtype=object
+            ),
+            "education": pd.Categorical(
+                rng.choice(["hs", "bsc", "msc"], n), categories=["hs", "bsc", "msc"], ordered=True
+            ),
+            "hours": np.where(rng.random(n) < 0.15, np.nan, rng.normal(40, 8, n)),
+            "married": rng.random(n) < 0.5,
+        }
+    )
+    score = frame.age / 40 + (frame.workclass == "self") + frame.married + (frame.education == "msc")
+    return frame, (score + rng.normal(0, 0.3, n) > 2.0).astype(int)
+
+
+def census_pipeline(frame, y):
+    encode = ColumnTransformer(
+        [
+            ("cat", OneHotEncoder(handle_unknown="ignore"), ["workclass", "education"]),
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "hours", "married"]),
+        ]
+    )
+    return make_pipeline(encode, LogisticRegression()).fit(frame, y)
+
+
+def brute_force_rows(predict, rows, background):
+    d = rows.shape[1]
+    return np.array(
+        [
+            brute_force_shapley(lambda s, r=r: interventional_frame_value(predict, rows.iloc[[r]], background, s), d)
+            for r in range(len(rows))
+        ]
+    )
+
+
+def test_pipeline_on_strings_with_missing_entries_is_exact():
+    frame, y = people(300)
+    model = census_pipeline(frame, y)
+    background, rows = frame.iloc[:40], frame.iloc[[50, 51, 57]]
+    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, random_state=0, progress=False)
+    explanation = explainer.fit(background).explain(rows)
+    expected = brute_force_rows(model.decision_function, rows, background)
+    np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
+    np.testing.assert_allclose(
+        explanation.values.sum(1) + explanation.base_values, model.decision_function(rows), atol=1e-10
+    )
+    assert explanation.feature_names == list(frame.columns)
+    assert explanation.display_data[:, 1].tolist() == rows.workclass.tolist()
+    assert explanation.data.dtype == np.float64  # codes: plots color by them and label by display_data
+
+
+def test_category_dtype_model_is_exact():
+    frame, y = people(400, seed=1)
+    frame = frame.drop(columns="workclass")
+    model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=20, random_state=0).fit(frame, y)
+    background, rows = frame.iloc[:30], frame.iloc[[100, 101]]
+    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    explanation = explainer.explain(rows)
+    np.testing.assert_allclose(
+        explanation.values, brute_force_rows(model.decision_function, rows, background), atol=1e-10
+    )
+
+
+def test_xgboost_with_categories_from_a_dataframe():
+    frame, y = people(400, seed=2)
+    frame = frame.drop(columns="workclass")
+    model = xgboost.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True, tree_method="hist").fit(
+        frame, y
+    )
+    background, rows = frame.iloc[:25], frame.iloc[[200, 201]]
+    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    margin = lambda data: model.predict(data, output_margin=True)  # noqa: E731
+    np.testing.assert_allclose(explainer.explain(rows).values, brute_force_rows(margin, rows, background), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def diabetes_with_missing():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = X[:, :6].copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["xgboost", "hist_gradient_boosting"])
+def test_boosters_take_missing_values_exactly(diabetes_with_missing, kind):
+    X, y = diabetes_with_missing
+    if kind == "xgboost":
+        model = xgboost.XGBRegressor(n_estimators=30, max_depth=3).fit(X, y)
+    else:
+        model = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X, y)
+    background, rows = X[:30], X[[40, 41, 42]]
+    assert np.isnan(rows).any() and np.isnan(background).any()
+    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    explanation = explainer.explain(rows)
+    columns = [f"c{j}" for j in range(X.shape[1])]
+    frame = lambda a: pd.DataFrame(a, columns=columns)  # noqa: E731
+    expected = brute_force_rows(lambda data: model.predict(data.to_numpy()), frame(rows), frame(background))
+    np.testing.assert_allclose(explanation.values, expected, atol=1e-6 if kind == "xgboost" else 1e-10)
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(rows), atol=1e-6)
+    if kind == "xgboost":  # the same game as shap's interventional TreeSHAP, missing values and all
+        tree = shap.TreeExplainer(model, background, feature_perturbation="interventional")
+        np.testing.assert_allclose(
+            explanation.values, tree.shap_values(rows, check_additivity=False), rtol=1e-5, atol=1e-4
+        )
+
+
+@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ESTIMATORS))
+def test_every_sampler_on_a_raw_table(sampler):
+    """Efficiency to rounding for the efficient samplers; the others (Owen, stratified) within their error bars."""
+    frame, y = people(200, seed=3)
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=400, random_state=0, progress=False)
+    explanation = explainer.fit(frame.iloc[:50]).explain(frame.iloc[100:104])
+    total = explanation.values.sum(1) + explanation.base_values
+    target = model.decision_function(frame.iloc[100:104])
+    if SHAPLEY_ESTIMATORS[sampler].efficient:
+        np.testing.assert_allclose(total, target, atol=1e-10)
+    else:
+        assert (np.abs(total - target) <= 6 * np.sqrt((explanation.error_std**2).sum(1)) + 1e-9).all()
+
+
+def test_a_row_alone_equals_the_row_in_a_batch_with_unseen_strings():
+    """Keys hash a string's value, not its code: a level first seen in the batch changes nothing."""
+    frame, y = people(200, seed=4)
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, sampler="mc", max_evals=60, random_state=0, progress=False)
+    explainer.fit(frame.iloc[:50].assign(workclass="private"))
+    rows = frame.iloc[[60, 61, 62, 63]].copy()
+    rows["workclass"] = ["unseen", "self", "gov", "self"]
+    alone = explainer.explain(rows.iloc[[3]])
+    batch = explainer.explain(rows)
+    np.testing.assert_array_equal(batch.values[3], alone.values[0])
+    twice = explainer.explain(rows.iloc[[3, 0, 3]])
+    np.testing.assert_array_equal(twice.values[0], twice.values[2])
+    np.testing.assert_array_equal(twice.values[0], alone.values[0])
+
+
+def test_explain_leaves_the_fitted_levels_alone():
+    frame, y = people(100, seed=5)
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, max_evals=40, random_state=0, progress=False).fit(frame.iloc[:20])
+    levels = [None if lv is None else lv.copy() for lv in explainer._codec.levels]
+    explainer.explain(frame.iloc[[30]].assign(workclass="never seen"))
+    for before, after in zip(levels, explainer._codec.levels, strict=True):
+        assert (before is None and after is None) or before.tolist() == after.tolist()
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_missing_values_into_a_model_that_cannot_take_them():
+    frame, y = people(100, seed=6)
+    numbers = frame[["age", "hours"]]
+    model = LogisticRegression().fit(numbers.fillna(0), y)
+    with pytest.raises(ValueError, match="LogisticRegression failed on rows with missing values"):
+        PermutationShapExplainer(model, progress=False).fit(numbers)
+    with pytest.raises(ValueError, match="allow_nan=False"):
+        PermutationShapExplainer(model, allow_nan=False, progress=False).fit(numbers)
+
+
+def test_a_callable_takes_missing_values_only_when_it_says_so():
+    X = np.array([[1.0, np.nan], [0.0, 2.0], [3.0, 1.0]])
+    f = lambda Z: np.nansum(Z, axis=1)  # noqa: E731
+    with pytest.raises(ValueError, match="missing values .* Pass allow_nan=True"):
+        PermutationShapExplainer(f, progress=False).fit(X)
+    explanation = PermutationShapExplainer(f, allow_nan=True, sampler="exact", progress=False).fit(X).explain(X)
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, f(X))
+
+
+def test_a_model_returning_nan_is_an_error_not_nan_values():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    f = lambda Z: np.where(Z[:, 0] > 1.0, np.nan, Z.sum(axis=1))  # noqa: E731
+    explainer = PermutationShapExplainer(f, progress=False).fit(X[X[:, 0] <= 1.0])
+    with pytest.raises(ValueError, match="<lambda> returned NaN or infinity for"):
+        explainer.explain(np.array([[2.0, 0.0, 0.0]]))
+
+
+def test_dataframe_columns_reordered_against_fit():
+    frame, y = people(100, seed=7)
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, max_evals=40, progress=False).fit(frame)
+    with pytest.raises(ValueError, match="same order"):
+        explainer.explain(frame[list(reversed(frame.columns))].iloc[:2])
+    with pytest.raises(TypeError, match="must be a DataFrame"):
+        explainer.explain(frame.to_numpy()[:2])
+
+
+def test_other_categories_than_in_fit_are_refused():
+    frame, y = people(100, seed=8)
+    frame = frame.drop(columns="workclass")
+    model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=5).fit(frame, y)
+    explainer = PermutationShapExplainer(model, max_evals=40, progress=False).fit(frame)
+    other = frame.iloc[:2].assign(education=pd.Categorical(["hs", "phd"]))
+    with pytest.raises(TypeError, match="Column 'education' of X has dtype category"):
+        explainer.explain(other)
+
+
+def test_a_table_on_a_gpu_is_refused_before_any_work():
+    frame, y = people(60, seed=9)
+    model = census_pipeline(frame, y)
+    from sklearn_shapq.backends import ArrayBackend
+
+    class FakeGpu(ArrayBackend):
+        is_gpu = True
+
+    with pytest.raises(ValueError, match="explained on the CPU"):
+        PermutationShapExplainer(model, device=FakeGpu(np, "fake-gpu"), progress=False).fit(frame)
+
+
+def test_numeric_dataframes_keep_the_fast_path():
+    frame, y = people(60, seed=10)
+    numbers = frame[["age", "married"]]
+    model = LinearRegression().fit(numbers, y)
+    explainer = PermutationShapExplainer(model, sampler="exact", progress=False).fit(numbers)
+    assert explainer._codec is None
+    explanation = explainer.explain(numbers.iloc[:3])
+    assert explanation.display_data is None
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(numbers.iloc[:3]))

@@ -1,0 +1,98 @@
+"""TableCodec: every column kind codes and decodes back to the same DataFrame; levels and keys."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_shapq.games import TableCodec
+from sklearn_shapq.samplers import row_keys
+
+
+def every_kind():
+    return pd.DataFrame(
+        {
+            "object": pd.Series(["x", None, "y", "x"], dtype=object),
+            "str": pd.Series(["a", "b", None, "a"], dtype="str"),
+            "string": pd.Series(["p", None, "q", "q"], dtype="string"),
+            "category": pd.Categorical(["lo", "hi", None, "lo"], categories=["lo", "mid", "hi"], ordered=True),
+            "bool": [True, False, True, True],
+            "int": np.array([1, 2, 3, 4], dtype=np.int32),
+            "Int64": pd.array([1, None, 3, 4], dtype="Int64"),
+            "boolean": pd.array([True, None, False, True], dtype="boolean"),
+            "float": [0.5, np.nan, 1.5, 2.5],
+        }
+    )
+
+
+def test_every_kind_round_trips_with_its_dtype():
+    frame = every_kind()
+    codec, codes = TableCodec.from_frame(frame)
+    assert codes.dtype == np.float64 and codes.shape == frame.shape
+    assert np.isnan(codes[[1, 1, 2, 2, 1, 1, 1], [0, 8, 1, 3, 2, 6, 7]]).all()  # every missing cell is NaN
+    pd.testing.assert_frame_equal(codec.decode(codes), frame)
+    pd.testing.assert_frame_equal(codec.decode(codes[[3, 0]]), frame.iloc[[3, 0]].reset_index(drop=True))
+
+
+def test_cells_swapped_between_rows_decode_to_the_swapped_cells():
+    frame = every_kind()
+    codec, codes = TableCodec.from_frame(frame)
+    mixed = np.where([True, False] * 4 + [True], codes[0], codes[2])
+    decoded = codec.decode(mixed[None, :])
+    for j, column in enumerate(frame.columns):
+        source = frame.iloc[0 if j % 2 == 0 else 2][column]
+        assert (pd.isna(source) and pd.isna(decoded[column][0])) or decoded[column][0] == source
+
+
+def test_new_levels_extend_a_copy_and_keep_old_codes():
+    codec, codes = TableCodec.from_frame(every_kind())
+    later = every_kind().iloc[:2].copy()
+    later.loc[0, "object"] = "new"
+    extended, later_codes = codec.encode(later)
+    assert extended is not codec and codec.levels[0].tolist() == ["x", "y"]
+    assert extended.levels[0].tolist() == ["x", "y", "new"]
+    assert later_codes[0, 0] == 2.0
+    pd.testing.assert_frame_equal(extended.decode(codes), every_kind())  # old codes decode as before
+    same, _ = codec.encode(every_kind())
+    assert same is codec  # nothing new: the codec itself
+
+
+def test_keys_do_not_depend_on_the_order_levels_were_seen_in():
+    frame = pd.DataFrame({"colour": ["red", "blue", "green"], "size": [1.0, 2.0, 3.0]})
+    forward, forward_codes = TableCodec.from_frame(frame)
+    backward, backward_codes = TableCodec.from_frame(frame.iloc[::-1].reset_index(drop=True))
+    assert forward_codes[0, 0] != backward_codes[2, 0]  # "red" has another code ...
+    keys = row_keys(1, forward.key_rows(forward_codes))
+    np.testing.assert_array_equal(keys, row_keys(1, backward.key_rows(backward_codes))[::-1])  # ... the same key
+
+
+def test_cells_are_the_values_as_objects():
+    codec, codes = TableCodec.from_frame(every_kind())
+    cells = codec.cells(codes)
+    assert cells.dtype == object and cells[0, 0] == "x" and cells[0, 3] == "lo" and cells[1, 5] == 2
+    assert pd.isna(cells[1, 0]) and pd.isna(cells[1, 6])
+
+
+@pytest.mark.parametrize(
+    ("later", "match"),
+    [
+        (
+            pd.DataFrame({"c": pd.Categorical(["lo"], categories=["lo", "hi"]), "n": [1.0]}),
+            "categories must be the same",
+        ),
+        (
+            pd.DataFrame({"c": pd.Categorical(["lo"], categories=["lo", "mid", "hi"]), "n": ["one"]}),
+            "fitted with numbers",
+        ),
+    ],
+)
+def test_other_dtypes_than_the_codec_knows_are_refused(later, match):
+    codec, _ = TableCodec.from_frame(
+        pd.DataFrame({"c": pd.Categorical(["lo"], categories=["lo", "mid", "hi"]), "n": [2.0]})
+    )
+    with pytest.raises(TypeError, match=match):
+        codec.encode(later)
+
+
+def test_dates_are_refused():
+    with pytest.raises(TypeError, match="convert them to numbers"):
+        TableCodec.from_frame(pd.DataFrame({"when": pd.to_datetime(["2024-01-01"]), "n": [1.0]}))
