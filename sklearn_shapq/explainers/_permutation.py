@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import (
@@ -30,7 +31,7 @@ from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
 from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.games import OUTPUTS, InterventionalGame, make_model_function
+from sklearn_shapq.games import OUTPUTS, Game, GroupedGame, InterventionalGame, TableCodec, make_model_function
 from sklearn_shapq.games._models import takes_missing_values
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys
 from sklearn_shapq.samplers._keyed import draw_seed
@@ -90,6 +91,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Uniform candidate orderings per greedy step of "herding" and "sbq".
     background_size : int or None, default=100
         Background rows kept from ``fit`` data (a reproducible random subsample); None keeps all.
+    feature_groups : dict or None, default=None
+        Columns explained together, as one player: {group name: [columns by name or index]}.
+        A group's columns are kept or replaced by background cells together, and the group gets
+        one value, under its name (e.g. the one-hot columns of one variable, a sensor's channels).
+        A column may be in one group only; a column no group names stays a player of its own.
+        Players are ordered by their first column. With groups, ``data`` holds a group's cells
+        as NaN and ``display_data`` as a tuple.
     allow_nan : "auto" or bool, default="auto"
         Whether missing values (NaN, and missing cells of a DataFrame) in the data reach the
         model. "auto": yes for estimators and xgboost models (one that cannot take them fails
@@ -128,8 +136,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when ``fit`` got a DataFrame.
     feature_names_ : list of str
-        Names used in explanations (DataFrame columns, the model's ``feature_names_in_``, or
-        "x0" … "x{d-1}").
+        Column names (DataFrame columns, the model's ``feature_names_in_``, or "x0" … "x{d-1}").
+    feature_groups_ : FeatureGroups
+        The players: their names (used in explanations; the column names without groups) and
+        the player of each column.
     n_outputs_ : int
     output_names_ : list of str or None
     sampler_ : str
@@ -168,6 +178,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         "lam": [Interval(Real, 0, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "feature_groups": [dict, None],
         "allow_nan": [StrOptions({"auto"}), "boolean"],
         "output": [StrOptions(set(OUTPUTS))],
         "device": DEVICE,
@@ -187,6 +198,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         lam: float = DEFAULT_LAMBDA,
         n_candidates: int = DEFAULT_CANDIDATES,
         background_size: int | None = 100,
+        feature_groups: dict | None = None,
         allow_nan: str | bool = "auto",
         output: str = "auto",
         device: str = "cpu",
@@ -202,6 +214,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.lam = lam
         self.n_candidates = n_candidates
         self.background_size = background_size
+        self.feature_groups = feature_groups
         self.allow_nan = allow_nan
         self.output = output
         self.device = device
@@ -246,7 +259,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         model_names = getattr(self.model, "feature_names_in_", None)
         array, names, codec = check_table(X, name="X_background", feature_names=model_names, **self._nan_policy())
-        self.sampler_, self.max_evals_ = self._resolve(array.shape[1])
+        feature_names = default_feature_names(array.shape[1], names, model_names)
+        groups = resolve_feature_groups(self.feature_groups, feature_names)
+        self.sampler_, self.max_evals_ = self._resolve(groups.n_players)
         rng = make_generator(self.random_state, stream=0)
         if self.background_size is not None and array.shape[0] > self.background_size:
             keep = np.sort(rng.choice(array.shape[0], self.background_size, replace=False))
@@ -263,15 +278,14 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.feature_names_ = default_feature_names(
-            array.shape[1], names, getattr(self.model, "feature_names_in_", None)
-        )
+        self.feature_names_ = feature_names
+        self.feature_groups_ = groups
         self.n_outputs_ = game.n_outputs
         names_out = model_fn.output_names
         self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
-        self._fitted_plan = (self.model, self.output, self.sampler, self.max_evals, self.tol)
+        self._fitted_plan = (self.model, self.output, self.sampler, self.max_evals, self.tol, self.feature_groups)
         return self
 
     def explain(self, X: Any) -> Any:
@@ -294,10 +308,20 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         check_is_fitted(self, "background_")
         self._validate_params()  # parameters set after fit (batch_size, n_jobs, device, …)
         fitted = self._fitted_plan
-        if self.model is not fitted[0] or (self.output, self.sampler, self.max_evals, self.tol) != fitted[1:]:
+        if (
+            self.model is not fitted[0]
+            or (
+                self.output,
+                self.sampler,
+                self.max_evals,
+                self.tol,
+                self.feature_groups,
+            )
+            != fitted[1:]
+        ):
             raise ValueError(
-                "model, output, sampler, max_evals or tol changed since fit: call fit again so that the base value "
-                "and the plan of the budget match."
+                "model, output, sampler, max_evals, tol or feature_groups changed since fit: call fit again so that "
+                "the base value, the players and the plan of the budget match."
             )
         start_time = time.perf_counter()
         array, _, codec = check_table(
@@ -308,9 +332,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             tables=self._codec is not None,
             **self._nan_policy(),
         )
-        n_rows, d = array.shape
+        n_rows = array.shape[0]
         seed = draw_seed(make_generator(self.random_state, stream=1))
         keys = row_keys(seed, array if codec is None else codec.key_rows(array))
+        groups = self.feature_groups_
         backend = resolve_backend(self.device)
         with backend.activate():
             model_fn = make_model_function(self.model, self.output, backend, codec)
@@ -322,17 +347,25 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 empty_value=self._empty_value,
                 n_jobs=effective_n_jobs(self.n_jobs),
             ) as game:
+                players = game if self.feature_groups is None else GroupedGame(game, groups)
                 estimator = SHAPLEY_ESTIMATORS[self.sampler_](
-                    self.sampler_, self.max_evals_, d, seed, tol=self.tol, lam=self.lam, n_candidates=self.n_candidates
+                    self.sampler_,
+                    self.max_evals_,
+                    groups.n_players,
+                    seed,
+                    tol=self.tol,
+                    lam=self.lam,
+                    n_candidates=self.n_candidates,
                 )
-                values, stderr, dof, n_evals = self._estimate(game, estimator, keys)
+                values, stderr, dof, n_evals = self._estimate(players, game, estimator, keys)
+        data, display_data = _player_cells(array, codec, None if self.feature_groups is None else groups)
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
-            array,
-            self.feature_names_,
+            data,
+            groups.names,
             output_names=self.output_names_,
-            display_data=None if codec is None else codec.cells(array),
+            display_data=display_data,
             error_std=stderr,
             error_dof=dof,
             compute_time=time.perf_counter() - start_time,
@@ -352,13 +385,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_ROWS_PER_BLOCK))
 
     def _estimate(
-        self, game: InterventionalGame, estimator: ShapleyEstimator, keys: np.ndarray
+        self, game: Game, interventional: InterventionalGame, estimator: ShapleyEstimator, keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Estimate every row block by block; a row's values do not depend on its block."""
+        """Estimate every row of ``game`` (``interventional``, or its feature groups) block by block.
+
+        A row's values do not depend on its block.
+        """
         n_rows, d, k = game.n_games, game.n_players, game.n_outputs
         values, stderr = np.empty((n_rows, d, k)), np.empty((n_rows, d, k))
         dof, n_evals = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
-        step = self._rows_per_block(game, estimator)
+        step = self._rows_per_block(interventional, estimator)
         game.full_value  # v(N) = f(x) of every row: one model call  # noqa: B018
         with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
             for start in range(0, n_rows, step):
@@ -369,3 +405,24 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 dof[rows], n_evals[rows] = estimate.dof, estimate.n_evals
                 bar.update(rows.size)
         return values, stderr, dof, n_evals
+
+
+def _player_cells(
+    array: np.ndarray, codec: TableCodec | None, groups: FeatureGroups | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
+
+    Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
+    one column per player; a group's ``data`` is NaN and its ``display_data`` the tuple of its cells.
+    """
+    cells = array.astype(object) if codec is None else codec.cells(array)
+    if groups is None:
+        return array, None if codec is None else cells
+    data = np.full((array.shape[0], groups.n_players), np.nan)
+    display = np.empty((array.shape[0], groups.n_players), dtype=object)
+    for player, members in enumerate(groups.members):  # a loop over the few players
+        if members.size == 1:
+            data[:, player], display[:, player] = array[:, members[0]], cells[:, members[0]]
+        else:
+            display[:, player] = list(map(tuple, cells[:, members]))
+    return data, display

@@ -29,6 +29,7 @@ PARAMS = [
     "lam",
     "n_candidates",
     "allow_nan",
+    "feature_groups",
     "background_size",
     "output",
     "device",
