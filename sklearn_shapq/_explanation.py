@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import t as student_t
+
+if TYPE_CHECKING:
+    from sklearn_shapq._feature_groups import FeatureGroups
+    from sklearn_shapq.games import TableCodec
 
 
 def make_explanation(
@@ -83,3 +89,24 @@ def make_explanation(
     if diagnostics is not None:
         explanation.diagnostics = diagnostics
     return explanation
+
+
+def player_data(
+    array: np.ndarray, codec: TableCodec | None, groups: FeatureGroups | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
+
+    Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
+    one column per player; a group's ``data`` is NaN and its ``display_data`` the tuple of its cells.
+    """
+    cells = array.astype(object) if codec is None else codec.cells(array)
+    if groups is None:
+        return array, None if codec is None else cells
+    data = np.full((array.shape[0], groups.n_players), np.nan)
+    display = np.empty((array.shape[0], groups.n_players), dtype=object)
+    for player, members in enumerate(groups.members):  # a loop over the few players
+        if members.size == 1:
+            data[:, player], display[:, player] = array[:, members[0]], cells[:, members[0]]
+        else:
+            display[:, player] = list(map(tuple, cells[:, members]))
+    return data, display

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from sklearn_shapq.backends import ArrayBackend
+from sklearn_shapq.games._models import takes_missing_values
 from sklearn_shapq.games._table_codec import TableCodec
 
 
@@ -183,6 +184,21 @@ def _check_names(names: list[str] | None, feature_names: list[str] | None, name:
             f"The feature names of {name} must be the model's features in the same order: got {names}, "
             f"expected {[str(n) for n in feature_names]}."
         )
+
+
+def missing_value_policy(allow_nan: str | bool, model: Any) -> dict:
+    """Return ``check_table``'s ``allow_nan`` and ``nan_hint`` for a class's ``allow_nan`` and model.
+
+    "auto": NaN passes to estimators and boosters (one that cannot take it fails with an error
+    naming it), not to a plain callable, which must say ``allow_nan=True``.
+    """
+    if allow_nan != "auto":
+        allow = bool(allow_nan)
+        hint = "allow_nan=False: impute the missing values first, or set allow_nan='auto'."
+    else:
+        allow = takes_missing_values(model) or hasattr(model, "fit")
+        hint = "Pass allow_nan=True if the model takes NaN, or impute the missing values first."
+    return {"allow_nan": allow, "nan_hint": hint}
 
 
 def default_feature_names(d: int, *candidates: Any) -> list[str]:

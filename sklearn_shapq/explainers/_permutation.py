@@ -11,8 +11,8 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_shapq._explanation import make_explanation
-from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
+from sklearn_shapq._explanation import make_explanation, player_data
+from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import (
@@ -25,14 +25,14 @@ from sklearn_shapq._validation import (
     check_table,
     default_feature_names,
     effective_n_jobs,
+    missing_value_policy,
 )
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
 from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.games import OUTPUTS, Game, GroupedGame, InterventionalGame, TableCodec, make_model_function
-from sklearn_shapq.games._models import takes_missing_values
+from sklearn_shapq.games import OUTPUTS, Game, GroupedGame, InterventionalGame, make_model_function
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys
 from sklearn_shapq.samplers._keyed import draw_seed
 
@@ -223,19 +223,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.progress = progress
         self.n_jobs = n_jobs
 
-    def _nan_policy(self) -> dict:
-        """Whether NaN may reach the model (``allow_nan`` resolved), and the hint of the error if not."""
-        if self.allow_nan != "auto":
-            allow = bool(self.allow_nan)
-        else:
-            allow = takes_missing_values(self.model) or hasattr(self.model, "fit")
-        hint = (
-            "Pass allow_nan=True if the model takes NaN, or impute the missing values first."
-            if self.allow_nan == "auto"
-            else "allow_nan=False: impute the missing values first, or set allow_nan='auto'."
-        )
-        return {"allow_nan": allow, "nan_hint": hint}
-
     def _resolve(self, d: int) -> tuple[str, int]:
         """Return the estimator and budget for d features; refuse what cannot run, before any work."""
         sampler, budget = resolve_sampler(self.sampler, self.max_evals, d)
@@ -258,7 +245,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self
         """
         model_names = getattr(self.model, "feature_names_in_", None)
-        array, names, codec = check_table(X, name="X_background", feature_names=model_names, **self._nan_policy())
+        nan_policy = missing_value_policy(self.allow_nan, self.model)
+        array, names, codec = check_table(X, name="X_background", feature_names=model_names, **nan_policy)
         feature_names = default_feature_names(array.shape[1], names, model_names)
         groups = resolve_feature_groups(self.feature_groups, feature_names)
         self.sampler_, self.max_evals_ = self._resolve(groups.n_players)
@@ -330,7 +318,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             feature_names=self._expected_names(),
             codec=self._codec,
             tables=self._codec is not None,
-            **self._nan_policy(),
+            **missing_value_policy(self.allow_nan, self.model),
         )
         n_rows = array.shape[0]
         seed = draw_seed(make_generator(self.random_state, stream=1))
@@ -358,7 +346,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     n_candidates=self.n_candidates,
                 )
                 values, stderr, dof, n_evals = self._estimate(players, game, estimator, keys)
-        data, display_data = _player_cells(array, codec, None if self.feature_groups is None else groups)
+        data, display_data = player_data(array, codec, None if self.feature_groups is None else groups)
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
@@ -405,24 +393,3 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 dof[rows], n_evals[rows] = estimate.dof, estimate.n_evals
                 bar.update(rows.size)
         return values, stderr, dof, n_evals
-
-
-def _player_cells(
-    array: np.ndarray, codec: TableCodec | None, groups: FeatureGroups | None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
-
-    Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
-    one column per player; a group's ``data`` is NaN and its ``display_data`` the tuple of its cells.
-    """
-    cells = array.astype(object) if codec is None else codec.cells(array)
-    if groups is None:
-        return array, None if codec is None else cells
-    data = np.full((array.shape[0], groups.n_players), np.nan)
-    display = np.empty((array.shape[0], groups.n_players), dtype=object)
-    for player, members in enumerate(groups.members):  # a loop over the few players
-        if members.size == 1:
-            data[:, player], display[:, player] = array[:, members[0]], cells[:, members[0]]
-        else:
-            display[:, player] = list(map(tuple, cells[:, members]))
-    return data, display
