@@ -118,7 +118,7 @@ def check_table(
     codec : TableCodec or None
         The codec of ``X`` (``codec`` extended by levels first seen in ``X``), or None for numbers.
     """
-    if codec is None and not (tables and _has_non_numeric_columns(X)):
+    if codec is None and not (tables and has_non_numeric_columns(X)):
         return (
             *check_data(
                 X, name=name, n_features=n_features, feature_names=feature_names, allow_nan=allow_nan, nan_hint=nan_hint
@@ -148,7 +148,8 @@ def _refuse_sparse(X: Any, name: str) -> None:
         )
 
 
-def _has_non_numeric_columns(X: Any) -> bool:
+def has_non_numeric_columns(X: Any) -> bool:
+    """Whether ``X`` is a DataFrame with a column that is neither numeric nor bool."""
     if not _is_dataframe(X):
         return False
     from pandas.api.types import is_bool_dtype, is_numeric_dtype

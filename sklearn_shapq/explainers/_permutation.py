@@ -33,6 +33,7 @@ from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import OUTPUTS, Game, GroupedGame, InterventionalGame, make_model_function
+from sklearn_shapq.games._table_codec import keyed_content
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys
 from sklearn_shapq.samplers._keyed import draw_seed
 
@@ -322,7 +323,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
         n_rows = array.shape[0]
         seed = draw_seed(make_generator(self.random_state, stream=1))
-        keys = row_keys(seed, array if codec is None else codec.key_rows(array))
+        keys = row_keys(seed, keyed_content(array, codec))
         groups = self.feature_groups_
         backend = resolve_backend(self.device)
         with backend.activate():

@@ -154,6 +154,11 @@ class TableCodec:
         return pd.Series(values, dtype=dtype, copy=False)  # object stays object (pandas 3 would infer str)
 
 
+def keyed_content(array: np.ndarray, codec: TableCodec | None) -> np.ndarray:
+    """Rows whose bits :func:`~sklearn_shapq.samplers.row_keys` keys: numbers, or a table's key rows."""
+    return array if codec is None else codec.key_rows(array)
+
+
 def _kind(dtype: Any) -> str:
     from pandas.api.types import is_bool_dtype, is_extension_array_dtype, is_numeric_dtype
 

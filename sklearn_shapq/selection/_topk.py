@@ -15,7 +15,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
-from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._explanation import make_explanation, player_data
+from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import (
@@ -25,13 +26,26 @@ from sklearn_shapq._validation import (
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
+    check_table,
     default_feature_names,
     effective_n_jobs,
+    has_non_numeric_columns,
     is_class_target,
+    missing_value_policy,
 )
 from sklearn_shapq.backends import CpuBackend, resolve_backend
 from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
-from sklearn_shapq.games import OUTPUTS, Game, InterventionalGame, MarginalScoreGame, RetrainGame, make_model_function
+from sklearn_shapq.games import (
+    OUTPUTS,
+    Game,
+    GroupedGame,
+    InterventionalGame,
+    MarginalScoreGame,
+    RetrainGame,
+    make_model_function,
+)
+from sklearn_shapq.games._models import takes_missing_values
+from sklearn_shapq.games._table_codec import keyed_content
 from sklearn_shapq.samplers import row_keys
 from sklearn_shapq.samplers._keyed import draw_seed
 
@@ -137,6 +151,16 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Workers, with joblib's meaning (None: 1; -1: all cores; -2: all but one): coalitions of
         the "retrain" game cross-validated in parallel, and model calls of ``explain`` run in
         threads. Results do not depend on it.
+    feature_groups : dict or None, default=None
+        Columns treated as one player: {group name: [columns by name or index]} (see
+        :class:`PermutationShapExplainer`). ``k`` counts players; the selector keeps or drops a
+        group whole (``support_`` marks every column of a selected group) and ``explain`` gives
+        one value per group.
+    allow_nan : "auto" or bool, default="auto"
+        Whether missing values reach the model. The selector passes NaN to an estimator whose
+        ``allow_nan`` tag says it takes them (e.g. HistGradientBoosting, xgboost) and refuses it
+        otherwise; ``explain`` follows :class:`PermutationShapExplainer` ("auto": estimators yes,
+        plain callables no).
     memory : None, str or joblib.Memory, default=None
         Where the "retrain" game's scores are cached across fits (a path or a ``joblib.Memory``,
         as Pipeline's ``memory``): refitting for another k in a grid search then reuses every
@@ -153,9 +177,11 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     estimator_ : estimator
         The fitted model (``estimator`` itself when ``prefit``).
     top_k_ : ndarray of int of shape (k,)
-        Indices of the selected features, best first.
+        Indices of the selected players (features, or groups and ungrouped features), best first.
     support_ : ndarray of bool, shape (d,)
-    shapley_values_, stderr_ : ndarray of shape (d,)
+    feature_groups_ : FeatureGroups
+        The players: their names and the player of each column.
+    shapley_values_, stderr_ : ndarray of shape (n_players,)
         Estimated Shapley values of the global game and their standard errors (the adaptive
         methods are only asymptotically unbiased).
     n_evals_ : int
@@ -211,6 +237,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         "device": DEVICE,
         "batch_size": BATCH_SIZE,
         "n_jobs": N_JOBS,
+        "feature_groups": [dict, None],
+        "allow_nan": [StrOptions({"auto"}), "boolean"],
         "memory": [None, str, HasMethods(["cache"])],
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
@@ -238,6 +266,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         device: str = "cpu",
         batch_size: int | str = "auto",
         n_jobs: int | None = None,
+        feature_groups: dict | None = None,
+        allow_nan: str | bool = "auto",
         memory: Any = None,
         random_state: Any = None,
         progress: bool = True,
@@ -261,6 +291,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self.device = device
         self.batch_size = batch_size
         self.n_jobs = n_jobs
+        self.feature_groups = feature_groups
+        self.allow_nan = allow_nan
         self.memory = memory
         self.random_state = random_state
         self.progress = progress
@@ -343,12 +375,29 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                 "TopKShapley requires y to be passed, but the target y is None: the estimator is trained and the "
                 "features are scored against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
             )
-        if y is None:
-            X = validate_data(self, X, dtype=np.float64)
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        self._check_params(X.shape[1])
         estimator = self._default_estimator(y)
+        if y is None:  # explain only: raw tables and missing values as in PermutationShapExplainer
+            X, names, self._codec = check_table(X, name="X", **missing_value_policy(self.allow_nan, estimator))
+            self.n_features_in_ = X.shape[1]
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            if has_non_numeric_columns(X):
+                raise TypeError(
+                    "X has string or category columns: the selector's global game refits the estimator on "
+                    "column subsets, so encode them as numbers first (explain() takes raw tables: fit a "
+                    "prefit estimator without y)."
+                )
+            takes_nan = self.allow_nan is True or (self.allow_nan == "auto" and takes_missing_values(estimator))
+            X, y = validate_data(
+                self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan" if takes_nan else True
+            )
+            self._codec = None
+        names = default_feature_names(X.shape[1], getattr(self, "feature_names_in_", None))
+        self.feature_groups_ = resolve_feature_groups(self.feature_groups, names)
+        self._check_params(self.feature_groups_.n_players)
         if self.prefit:
             check_is_fitted(estimator, msg="prefit=True, but %(name)s is not fitted: fit it first or set prefit=False.")
             self.estimator_ = estimator
@@ -362,18 +411,21 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self._drop_global_results()
         if y is None:
             return self
-        game = self._global_game(estimator, X, y, keep)
+        game = self._grouped(self._global_game(estimator, X, y, keep))
         keys = row_keys(draw_seed(make_generator(self.random_state, stream=1)), np.zeros((1, 1)))
-        with progress_bar(self.progress, self._budget(X.shape[1]), "evaluating", "eval") as bar:
+        with progress_bar(self.progress, self._budget(game.n_players), "evaluating", "eval") as bar:
             result = self._estimate(_ProgressGame(game, bar), False, keys)
         self.top_k_ = result.top_k[0]
-        self.support_ = np.zeros(X.shape[1], dtype=bool)
-        self.support_[self.top_k_] = True
+        self.support_ = np.isin(self.feature_groups_.player_of_column, self.top_k_)
         self.shapley_values_, self.stderr_ = result.values[0], result.stderr[0]
         self.n_evals_ = int(result.n_evals[0])
         self.pac_satisfied_ = bool(result.pac_satisfied[0])
         self.empty_value_, self.full_value_ = float(game.empty_value[0, 0]), float(game.full_value[0, 0])
         return self
+
+    def _grouped(self, game: Game) -> Game:
+        """Return the game over the players: ``game`` itself, or its feature groups."""
+        return game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
 
     def _drop_global_results(self) -> None:
         for name in ("top_k_", "support_", "shapley_values_", "stderr_", "n_evals_", "pac_satisfied_"):
@@ -446,15 +498,25 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         """
         check_is_fitted(self, "background_")
         start_time = time.perf_counter()
-        array = validate_data(self, X, dtype=np.float64, reset=False)
-        n_rows, d = array.shape
-        keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), array)
+        names_in = getattr(self, "feature_names_in_", None)
+        array, _, codec = check_table(
+            X,
+            n_features=self.n_features_in_,
+            feature_names=None if names_in is None else list(names_in),
+            codec=self._codec,
+            tables=self._codec is not None,
+            **missing_value_policy(self.allow_nan, self.estimator_),
+        )
+        n_rows = array.shape[0]
+        players = self.feature_groups_
+        keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), keyed_content(array, codec))
         backend = resolve_backend(self.device)
         family = TOPK_ESTIMATORS[self.method]
+        d = players.n_players
         step = max(1, _BLOCK_BYTES // family.bytes_per_game(d, self._budget(d)))
         results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)
         with backend.activate(), progress_bar(self.progress, n_rows, "explaining", "row") as bar:
-            model_fn = make_model_function(self.estimator_, self.output, backend)
+            model_fn = make_model_function(self.estimator_, self.output, backend, codec)
             background = backend.to_device(self.background_)
             empty = None
             for start in range(0, n_rows, step):
@@ -470,16 +532,17 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                     empty = game.empty_value[0]
                     targets[rows] = self._targets(backend.to_numpy(game.full_value))
                     base[rows] = backend.to_numpy(empty)[targets[rows]]
-                    results.append(self._estimate(game, True, keys[rows], targets[rows]))
+                    results.append(self._estimate(self._grouped(game), True, keys[rows], targets[rows]))
                 bar.update(rows.stop - rows.start)
         values = np.concatenate([r.values for r in results])
         stderr = np.concatenate([r.stderr for r in results])
-        names = getattr(self, "feature_names_in_", None)
+        data, display_data = player_data(array, codec, None if self.feature_groups is None else players)
         return make_explanation(
             values[:, :, None],
             base[:, None],
-            array,
-            default_feature_names(d, names),
+            data,
+            players.names,
+            display_data=display_data,
             error_std=stderr[:, :, None],
             compute_time=time.perf_counter() - start_time,
             diagnostics={
