@@ -210,3 +210,36 @@ def test_numeric_dataframes_keep_the_fast_path():
     explanation = explainer.explain(numbers.iloc[:3])
     assert explanation.display_data is None
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(numbers.iloc[:3]))
+
+
+def test_every_shap_plot_draws_a_raw_table_explanation():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frame, y = people(200, seed=14)
+    model = census_pipeline(frame, y)
+    explanation = (
+        PermutationShapExplainer(model, max_evals=100, random_state=0, progress=False)
+        .fit(frame)
+        .explain(frame.iloc[:30])
+    )
+    plots = {
+        "waterfall": lambda: shap.plots.waterfall(explanation[0], show=False),
+        "bar": lambda: shap.plots.bar(explanation, show=False),
+        "beeswarm": lambda: shap.plots.beeswarm(explanation, show=False),
+        "heatmap": lambda: shap.plots.heatmap(explanation, show=False),
+        "violin": lambda: shap.plots.violin(explanation, show=False),
+        "scatter strings": lambda: shap.plots.scatter(explanation[:, "workclass"], show=False),
+        "scatter category": lambda: shap.plots.scatter(explanation[:, "education"], show=False),
+        "scatter numbers": lambda: shap.plots.scatter(explanation[:, "hours"], show=False),
+        "force": lambda: shap.plots.force(explanation[0], matplotlib=True, show=False),
+        "decision": lambda: shap.decision_plot(
+            explanation.base_values[0], explanation.values, feature_names=explanation.feature_names, show=False
+        ),
+    }
+    for name, draw in plots.items():
+        draw()
+        assert plt.get_fignums(), name
+        plt.close("all")
