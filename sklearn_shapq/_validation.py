@@ -167,16 +167,40 @@ def _check_array(array: np.ndarray, name: str, n_features: int | None, allow_nan
         raise ValueError(f"{name} has no rows.")
     if array.shape[1] == 0:
         raise ValueError(f"{name} has no features.")
-    refused = np.isinf(array) if allow_nan else ~np.isfinite(array)
-    if refused.any():
-        rows, cols = np.nonzero(refused)
-        what = "infinity" if allow_nan or not np.isnan(array).any() else "missing values (NaN)"
-        raise ValueError(
-            f"{name} contains {what} ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
-            + (f" {nan_hint}" if nan_hint and what != "infinity" else "")
-        )
+    if not allow_nan:
+        refuse_missing_values(array, name, nan_hint)
+    infinite = np.isinf(array)
+    if infinite.any():
+        rows, cols = np.nonzero(infinite)
+        raise ValueError(f"{name} contains infinity ({rows.size} entries, first at row {rows[0]}, column {cols[0]}).")
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
+
+
+KERNEL_NAN_HINT = (
+    "Kernels are computed on every cell, and a missing cell has no value there: impute the missing values "
+    "first (e.g. SimpleImputer in a Pipeline before this step)."
+)
+"""Why the kernel classes (product-kernel explainer, HSIC, MMD) refuse missing values."""
+
+
+def refuse_missing_values(array: np.ndarray, name: str, hint: str = "") -> None:
+    """Raise a ValueError saying where ``array`` has NaN, and ``hint`` (why, what to do).
+
+    Examples
+    --------
+    >>> refuse_missing_values(np.array([[1.0, np.nan]]), "X", "Impute them.")
+    Traceback (most recent call last):
+    ...
+    ValueError: X contains missing values (NaN) (1 entries, first at row 0, column 1). Impute them.
+    """
+    missing = np.isnan(array)
+    if missing.any():
+        rows, cols = np.nonzero(missing)
+        raise ValueError(
+            f"{name} contains missing values (NaN) ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
+            + (f" {hint}" if hint else "")
+        )
 
 
 def _check_names(names: list[str] | None, feature_names: list[str] | None, name: str) -> None:

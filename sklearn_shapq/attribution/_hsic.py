@@ -11,7 +11,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_shapq._validation import DEVICE, PROGRESS, is_class_target
+from sklearn_shapq._validation import DEVICE, KERNEL_NAN_HINT, PROGRESS, is_class_target, refuse_missing_values
 from sklearn_shapq.attribution._bandwidth import median_distance
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
@@ -184,8 +184,16 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         """
         minimum = 4 if self.statistic == "unbiased" else 2
         X, y = validate_data(
-            self, X, y, dtype=np.float64, multi_output=True, ensure_min_samples=minimum, y_numeric=False
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            multi_output=True,
+            ensure_min_samples=minimum,
+            y_numeric=False,
+            ensure_all_finite="allow-nan",
         )
+        refuse_missing_values(X, "X", KERNEL_NAN_HINT)
         n_selected = self._n_selected(X.shape[1])
         target, kind, sigma_y = self._target_kernel(y)
         gamma_y = 0.0 if sigma_y is None else 1.0 / (2.0 * sigma_y**2)

@@ -13,7 +13,14 @@ from sklearn.utils.validation import validate_data
 
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import DEVICE, PROGRESS, RANDOM_STATE, check_data
+from sklearn_shapq._validation import (
+    DEVICE,
+    KERNEL_NAN_HINT,
+    PROGRESS,
+    RANDOM_STATE,
+    check_data,
+    refuse_missing_values,
+)
 from sklearn_shapq.attribution._bandwidth import kernel_factors
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
@@ -198,9 +205,16 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             Bad data, fewer than 2 rows in a sample, or a bandwidth array that is not d positive
             numbers.
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
+        refuse_missing_values(X, "X", KERNEL_NAN_HINT)
         names = getattr(self, "feature_names_in_", None)
-        Z, _ = check_data(Z, name="Z", n_features=X.shape[1], feature_names=None if names is None else list(names))
+        Z, _ = check_data(
+            Z,
+            name="Z",
+            n_features=X.shape[1],
+            feature_names=None if names is None else list(names),
+            nan_hint=KERNEL_NAN_HINT,
+        )
         if Z.shape[0] < 2:
             raise ValueError("Z needs at least 2 samples.")
         unbiased = self.statistic == "unbiased"

@@ -16,7 +16,14 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import DEVICE, PROGRESS, RANDOM_STATE, check_data, default_feature_names
+from sklearn_shapq._validation import (
+    DEVICE,
+    KERNEL_NAN_HINT,
+    PROGRESS,
+    RANDOM_STATE,
+    check_data,
+    default_feature_names,
+)
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.estimators import (
     PRODUCT_KERNEL_METHODS,
@@ -256,7 +263,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             ``device`` asks for CUDA where there is none.
         """
         model_names = getattr(self.model, "feature_names_in_", None)
-        array, names = (None, None) if X is None else check_data(X, name="X", feature_names=model_names)
+        array, names = None, None
+        if X is not None:
+            array, names = check_data(X, name="X", feature_names=model_names, nan_hint=KERNEL_NAN_HINT)
         if array is None and self.value_function != "pkex":
             raise ValueError(
                 f"value_function={self.value_function!r} needs reference data: call fit(X) with the background rows."
@@ -324,7 +333,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         if self.model is not self._fitted_model:
             raise ValueError("model changed since fit: call fit again.")
         start_time = time.perf_counter()
-        array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
+        array, _ = check_data(
+            X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
+        )
         n_rows = array.shape[0]
         step = self._block_rows(n_rows)
         backend = resolve_backend(self.device_)
@@ -361,6 +372,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     def model_output(self, X: Any) -> np.ndarray:
         """Return the explained output f(x) of rows ``X`` from the dual form: (n,) or (n, k)."""
         check_is_fitted(self, "expansion_")
-        array, _ = check_data(X, n_features=self.n_features_in_, feature_names=self._expected_names())
+        array, _ = check_data(
+            X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
+        )
         out = self.expansion_.predict(array)
         return out[:, 0] if out.shape[1] == 1 else out
