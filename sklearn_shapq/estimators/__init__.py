@@ -1,13 +1,14 @@
 """Estimators: turn evaluations of a game into Shapley estimates, standard errors and top-k sets.
 
 Every estimator family is a class registered by name: :data:`SHAPLEY_ESTIMATORS` for Shapley
-values (exact, permutation walks of every registered sampler, Owen, stratified) and
+values (exact, permutation walks of every registered sampler, Leverage SHAP, Owen, stratified) and
 :data:`TOPK_ESTIMATORS` for top-k identification (the CMCS family and the paper's baselines).
 Importing this package registers them all.
 """
 
 from sklearn_shapq.estimators import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
 from sklearn_shapq.estimators._exact import ExactEstimator, exact_shapley
+from sklearn_shapq.estimators._leverage import LeverageEstimator, leverage_pairs
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
 from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
@@ -37,6 +38,7 @@ __all__ = [
     "SHAPLEY_ESTIMATORS",
     "TOPK_ESTIMATORS",
     "ExactEstimator",
+    "LeverageEstimator",
     "OwenEstimator",
     "PermutationWalkEstimator",
     "RunningMoments",
@@ -51,6 +53,7 @@ __all__ = [
     "cmcs_coalitions",
     "combine_units",
     "exact_shapley",
+    "leverage_pairs",
     "extended_marginals",
     "inclusion_exclusion_error",
     "owen_plan",

@@ -72,6 +72,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           both with the Mallows kernel. mc, antithetic and orthogonal draw independent orderings
           for every row; sobol, herding and sbq build one design per ``explain`` call that every
           row walks.
+        - "leverage": Leverage SHAP (Musco & Witter 2025), a regression on complementary pairs of
+          coalitions with the same number of coalitions of every size, drawn without replacement
+          (sizes listed whole when the budget covers them); exactly efficient, exact for games
+          with at most pairwise interactions; jackknife standard errors. Measured here 1.2-3x
+          lower error than the permutation samplers at 5d-20d evaluations (d = 8 and 30).
         - Baselines: "owen", "owen_halved" (Owen's multilinear extension on a q-grid, plain or
           antithetic) and "stratified" (Castro et al. 2017, strata of feature × coalition size
           with variance-proportional reallocation). They are not exactly efficient.

@@ -1,0 +1,108 @@
+"""Leverage SHAP against brute force: exactness (all pairs; order-2 games), efficiency, keys, calibration."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, leverage_pairs
+from sklearn_shapq.estimators._leverage import ENUMERATED_CLASS_SIZE, class_capacities, class_coalitions
+from sklearn_shapq.samplers import row_keys
+
+from game_helpers import interventional_game, pairwise_model, polynomial_setup, run_estimator, truth
+
+
+@pytest.mark.parametrize("d", [2, 3, 6, 7, 12, 40])
+@pytest.mark.parametrize("n_pairs", [1, 5, 10, 37, 200])
+def test_pairs_give_every_size_the_same_count_up_to_capacity(d, n_pairs):
+    capacity = class_capacities(d)
+    n_pairs = min(n_pairs, 2 ** (d - 1) - 1)
+    pairs = leverage_pairs(n_pairs, d)
+    assert pairs.sum() == n_pairs and (pairs <= capacity).all() and (pairs >= 0).all()
+    per_size = np.where(2 * np.arange(1, d // 2 + 1) == d, 2 * pairs, pairs)  # coalitions of size t
+    open_sizes = per_size[pairs < capacity]
+    if open_sizes.size:  # sizes below capacity: within one pair of each other, at least every full size
+        assert open_sizes.max() - open_sizes.min() <= 2
+        assert (per_size[pairs == capacity] <= open_sizes.max()).all()
+
+
+def test_capacities_are_the_pairs_there_are():
+    for d in range(2, 12):
+        assert class_capacities(d).sum() == 2 ** (d - 1) - 1
+        assert class_capacities(d)[-1] == comb(d, d // 2) / (2 if d % 2 == 0 else 1)
+
+
+@pytest.mark.parametrize(("d", "t", "n"), [(6, 2, 7), (6, 3, 4), (9, 4, 60), (40, 3, 25)])
+def test_class_draws_have_the_class_size_and_no_repeated_pair(d, t, n):
+    keys = row_keys(0, np.arange(3.0)[:, None])
+    sets = class_coalitions(keys, d, t, n)
+    assert sets.shape == (3, n, d) and (sets.sum(-1) == t).all()
+    if 2 * t == d:
+        assert sets[:, :, 0].all()  # player 0 in S at t = d / 2: S and its complement never both drawn
+    if comb(d, t) <= ENUMERATED_CLASS_SIZE:
+        for row in sets:
+            assert len({m.tobytes() for m in row}) == n  # without replacement
+    assert not np.array_equal(sets[0], sets[1])  # rows draw their own
+
+
+@pytest.mark.parametrize("d", [3, 4, 5, 6])
+def test_every_pair_gives_the_exact_values(d):
+    f, background, X = polynomial_setup(1, d, order=d, n_rows=2)
+    game = interventional_game(f, background, X)
+    estimate, estimator = run_estimator("leverage", game, 2**d, seed=3)
+    assert estimator.exact and estimator.n_evals == 2**d
+    np.testing.assert_allclose(estimate.values[:, :, 0], truth(f, X, background), atol=1e-10)
+    np.testing.assert_array_equal(estimate.stderr, 0.0)
+
+
+@pytest.mark.parametrize(("d", "budget"), [(5, 22), (8, 40), (10, 100)])
+def test_games_with_pairwise_interactions_are_exact_with_any_pairs(d, budget):
+    rng = np.random.default_rng(d)
+    f = pairwise_model(d, rng)
+    background, X = rng.normal(size=(6, d)), rng.normal(size=(3, d))
+    estimate, estimator = run_estimator("leverage", interventional_game(f, background, X), budget, seed=1)
+    assert not estimator.exact
+    np.testing.assert_allclose(estimate.values[:, :, 0], truth(f, X, background), atol=1e-8)
+
+
+@pytest.mark.parametrize("budget", [22, 50, 120])
+def test_efficiency_holds_exactly(budget):
+    f, background, X = polynomial_setup(2, 9, order=4, n_rows=5)
+    game = interventional_game(f, background, X)
+    estimate, _ = run_estimator("leverage", game, budget, seed=0)
+    total = game.full_value - game.empty_value
+    np.testing.assert_allclose(estimate.values.sum(axis=1), total, atol=1e-10)
+    assert (game.n_evals == 2 + 2 * ((budget - 2) // 2)).all()
+
+
+def test_a_row_alone_equals_the_row_in_a_batch_and_duplicates_agree():
+    f, background, X = polynomial_setup(3, 7, order=3, n_rows=3)
+    rows = X[[0, 1, 0, 2]]
+    together, _ = run_estimator("leverage", interventional_game(f, background, rows), 60, seed=4)
+    alone, _ = run_estimator("leverage", interventional_game(f, background, X[[0]]), 60, seed=4)
+    np.testing.assert_array_equal(together.values[0], alone.values[0])
+    np.testing.assert_array_equal(together.values[0], together.values[2])
+    np.testing.assert_array_equal(together.stderr[0], alone.stderr[0])
+
+
+def test_the_minimum_budget_is_one_pair_per_jackknife_group():
+    estimator = SHAPLEY_ESTIMATORS["leverage"]
+    assert estimator.minimum_evals("leverage", 10) == 22
+    assert estimator.minimum_evals("leverage", 3) == 2 + 2 * 3  # all three pairs of 3 players
+    assert "below the minimum" in estimator.refusal("leverage", 21, 10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("d", "budget"), [(8, 60), (8, 120), (12, 150)])
+def test_95_percent_intervals_cover_the_exact_values(d, budget):
+    """Coverage of the jackknife t-intervals over 60 independent draws of 8 rows (spec §3): 0.93-1.0."""
+    from scipy.stats import t as student_t
+
+    f, background, X = polynomial_setup(5, d, order=3, n_background=10, n_rows=8)
+    exact = truth(f, X, background)
+    covered = []
+    for seed in range(60):
+        estimate, _ = run_estimator("leverage", interventional_game(f, background, X), budget, seed=seed)
+        half = student_t.ppf(0.975, estimate.dof)[:, None] * estimate.stderr[:, :, 0]
+        covered.append(np.abs(estimate.values[:, :, 0] - exact) <= half)
+    assert 0.93 <= np.mean(covered) <= 1.0
