@@ -1,0 +1,177 @@
+"""Benchmark: error per model evaluation, our estimators side by side with shap's and shapiq's.
+
+What is measured
+----------------
+Relative RMSE (RMSE against exact interventional TreeSHAP / RMS of the exact values) of the
+Shapley values of 8 explained rows at equal budgets of value-function evaluations per row, mean
+over ``--seeds`` (3) seeds, on xgboost regressors (100 trees, depth 4) with 50 background rows:
+
+* ``synthetic8`` (d = 8): ``make_friedman1(1000, 8, noise=0.5, random_state=0)``;
+* ``breast_cancer30`` (d = 30): ``load_breast_cancer``, regression on the 0/1 label;
+* ``correlated60`` (d = 60): Gaussian features with correlation 0.5 between neighbours,
+  y = Σ_j w_j x_j + Σ_j x_j x_{j+1} / 2 + noise (generated, seed 0).
+
+Budgets: 5d, 10d, 20d evaluations per row (``--budgets-per-feature``). Estimators:
+
+* ours, through ``PermutationShapExplainer(model, sampler=..., max_evals=B, background_size=None)``:
+  "leverage" (Leverage SHAP), "antithetic", and "sbq" (d <= 16) or "orthogonal" (the samplers
+  "auto" picks);
+* ``shap.PermutationExplainer(model.predict, Independent(background, 50))(rows, max_evals=B)``;
+* ``shap.KernelExplainer(model.predict, background).shap_values(rows, nsamples=B)``;
+* shapiq's ``KernelSHAP(d, pairing_trick=True)`` (paired; Shapley-kernel sizes) and
+  ``KernelSHAP(d, pairing_trick=True, sampling_weights=ones)`` (paired, uniform sizes), each
+  ``.approximate(B, game)`` on the same interventional game, one row at a time.
+
+Rerun
+-----
+::
+
+    python benchmarks/bench_accuracy.py            # about 3 minutes on 2 shared cores
+    python benchmarks/bench_accuracy.py --quick    # d = 8 and 30, 2 seeds
+
+Results: ``benchmarks/results/bench_accuracy.json`` (``bench_accuracy_quick.json`` with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import shap
+import xgboost
+from shapiq.approximator import KernelSHAP
+from sklearn.datasets import load_breast_cancer, make_friedman1
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.backends import CpuBackend
+from sklearn_shapq.games import InterventionalGame, make_model_function
+
+RESULTS = Path(__file__).parent / "results"
+N_BACKGROUND, N_ROWS = 50, 8
+
+
+def problems() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
+    """Each problem's data, by name."""
+
+    def synthetic8() -> tuple[np.ndarray, np.ndarray]:
+        return make_friedman1(1000, 8, noise=0.5, random_state=0)
+
+    def breast_cancer30() -> tuple[np.ndarray, np.ndarray]:
+        X, y = load_breast_cancer(return_X_y=True)
+        return X, y.astype(float)
+
+    def correlated60() -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(0)
+        d = 60
+        covariance = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+        X = rng.multivariate_normal(np.zeros(d), covariance, size=1500)
+        y = X @ rng.normal(size=d) + (X[:, :-1] * X[:, 1:]).sum(axis=1) / 2 + 0.1 * rng.normal(size=1500)
+        return X, y
+
+    return {"synthetic8": synthetic8, "breast_cancer30": breast_cancer30, "correlated60": correlated60}
+
+
+def ours(sampler: str) -> Callable:
+    def run(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
+        explainer = PermutationShapExplainer(
+            model, sampler=sampler, max_evals=budget, background_size=None, random_state=seed, progress=False
+        )
+        return explainer.fit(background).explain(rows).values
+
+    return run
+
+
+def shap_permutation(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
+    masker = shap.maskers.Independent(background, max_samples=len(background))
+    explainer = shap.PermutationExplainer(model.predict, masker, seed=seed)
+    return explainer(rows, max_evals=max(budget, 2 * rows.shape[1] + 1), silent=True).values
+
+
+def shap_kernel(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
+    np.random.seed(seed)  # noqa: NPY002  (shap's KernelExplainer draws from numpy's global state: the peer only)
+    explainer = shap.KernelExplainer(model.predict, background)
+    return np.asarray(explainer.shap_values(rows, nsamples=budget, silent=True))
+
+
+def shapiq_kernel(uniform_sizes: bool) -> Callable:
+    def run(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
+        d = rows.shape[1]
+        weights = np.ones(d + 1) if uniform_sizes else None
+        out = np.empty(rows.shape)
+        backend = CpuBackend()
+        model_fn = make_model_function(model, "predict", backend)
+        for r in range(rows.shape[0]):  # shapiq explains one game at a time
+            game = InterventionalGame(model_fn, background, rows[r : r + 1])
+            value = lambda masks, game=game: game(masks, np.zeros(len(masks), np.intp))[:, 0]  # noqa: E731
+            approximator = KernelSHAP(d, pairing_trick=True, sampling_weights=weights, random_state=seed)
+            result = approximator.approximate(budget, value)
+            out[r] = [result[(i,)] for i in range(d)]
+        return out
+
+    return run
+
+
+def methods(d: int) -> dict[str, Callable]:
+    return {
+        "ours leverage": ours("leverage"),
+        "ours antithetic": ours("antithetic"),
+        f"ours {'sbq' if d <= 16 else 'orthogonal'}": ours("sbq" if d <= 16 else "orthogonal"),
+        "shap Permutation": shap_permutation,
+        "shap Kernel": shap_kernel,
+        "shapiq KernelSHAP paired": shapiq_kernel(False),
+        "shapiq KernelSHAP paired uniform": shapiq_kernel(True),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="d = 8 and 30, 2 seeds")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20])
+    args = parser.parse_args()
+    names = ["synthetic8", "breast_cancer30"] if args.quick else list(problems())
+    seeds = 2 if args.quick else args.seeds
+    rows_out = []
+    for name in names:
+        X, y = problems()[name]()
+        model = xgboost.XGBRegressor(n_estimators=100, max_depth=4, n_jobs=1, random_state=0).fit(X, y)
+        background, rows = X[:N_BACKGROUND], X[N_BACKGROUND : N_BACKGROUND + N_ROWS]
+        truth = shap.TreeExplainer(model, background, feature_perturbation="interventional").shap_values(rows)
+        scale = float(np.sqrt(np.mean(truth**2)))
+        d = X.shape[1]
+        for per_feature in args.budgets_per_feature:
+            budget = per_feature * d
+            line = {"problem": name, "d": d, "budget": budget}
+            for method, run in methods(d).items():
+                errors, start = [], time.perf_counter()
+                for seed in range(seeds):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        values = run(model, background, rows, budget, seed)
+                    errors.append(float(np.sqrt(np.mean((values - truth) ** 2)) / scale))
+                line[method] = {
+                    "rel_rmse": float(np.mean(errors)),
+                    "sd": float(np.std(errors)),
+                    "seconds": time.perf_counter() - start,
+                }
+            peers = [v["rel_rmse"] for k, v in line.items() if isinstance(v, dict) and not k.startswith("ours")]
+            line["leverage_over_best_peer"] = line["ours leverage"]["rel_rmse"] / min(peers)
+            rows_out.append(line)
+            cells = "  ".join(f"{k} {v['rel_rmse']:.4f}" for k, v in line.items() if isinstance(v, dict))
+            print(
+                f"{name:16s} B={budget:5d}  {cells}  leverage/best peer {line['leverage_over_best_peer']:.2f}",
+                flush=True,
+            )
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / ("bench_accuracy_quick.json" if args.quick else "bench_accuracy.json")
+    path.write_text(json.dumps({"settings": vars(args), "results": rows_out}, indent=2))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
