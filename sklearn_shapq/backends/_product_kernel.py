@@ -141,9 +141,11 @@ def player_factors(factors: Any, order: np.ndarray, starts: np.ndarray, xp: Any 
     """Multiply the column factors (..., d) of each player's columns into its factor: (..., p).
 
     ``order`` and ``starts`` come from :func:`player_columns`; a loop over the groups of several
-    columns only.
+    columns only. Without groups (player j is column j) ``factors`` is returned as it is.
     """
-    out = factors[..., xp.asarray(order[starts[:-1]])]  # the first column of each player
+    if starts.size == order.size + 1 and np.array_equal(order, np.arange(order.size)):
+        return factors
+    out = xp.take(factors, xp.asarray(order[starts[:-1]]), axis=-1)  # the first column of each player
     for p in np.flatnonzero(np.diff(starts) > 1).tolist():
         out[..., p] = xp.prod(factors[..., xp.asarray(order[starts[p] : starts[p + 1]])], axis=-1)
     return out
