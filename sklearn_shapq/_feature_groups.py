@@ -46,7 +46,7 @@ class FeatureGroups:
         return masks[:, self.player_of_column]
 
     def player_data(self, X: np.ndarray) -> np.ndarray:
-        """Rows ``X`` (n, d) as one column per player: a lone column's values, NaN for a group of several."""
+        """Return rows ``X`` (n, d) with one column per player: a lone column's values, NaN for a group."""
         single = np.bincount(self.player_of_column)[self.player_of_column] == 1
         data = np.full((X.shape[0], self.n_players), np.nan)
         data[:, self.player_of_column[single]] = X[:, single]
