@@ -91,22 +91,20 @@ def make_explanation(
     return explanation
 
 
-def player_data(
+def explanation_data(
     array: np.ndarray, codec: TableCodec | None, groups: FeatureGroups | None
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
 
     Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
-    one column per player; a group's ``data`` is NaN and its ``display_data`` the tuple of its cells.
+    one column per player (:meth:`FeatureGroups.player_data`: a group's ``data`` is NaN), and a
+    group's ``display_data`` is the tuple of its cells.
     """
-    cells = array.astype(object) if codec is None else codec.cells(array)
+    cells = None if codec is None else codec.cells(array)
     if groups is None:
-        return array, None if codec is None else cells
-    data = np.full((array.shape[0], groups.n_players), np.nan)
+        return array, cells
+    cells = array.astype(object) if cells is None else cells
     display = np.empty((array.shape[0], groups.n_players), dtype=object)
     for player, members in enumerate(groups.members):  # a loop over the few players
-        if members.size == 1:
-            data[:, player], display[:, player] = array[:, members[0]], cells[:, members[0]]
-        else:
-            display[:, player] = list(map(tuple, cells[:, members]))
-    return data, display
+        display[:, player] = cells[:, members[0]] if members.size == 1 else list(map(tuple, cells[:, members]))
+    return groups.player_data(array), display

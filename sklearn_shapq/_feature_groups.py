@@ -45,6 +45,13 @@ class FeatureGroups:
         """Expand player coalitions (m, n_players) to column coalitions (m, d) (any array module)."""
         return masks[:, self.player_of_column]
 
+    def player_data(self, X: np.ndarray) -> np.ndarray:
+        """Return rows ``X`` (n, d) with one column per player: a lone column's values, NaN for a group."""
+        single = np.bincount(self.player_of_column)[self.player_of_column] == 1
+        data = np.full((X.shape[0], self.n_players), np.nan)
+        data[:, self.player_of_column[single]] = X[:, single]
+        return data
+
 
 def resolve_feature_groups(feature_groups: Mapping[str, Sequence[Any]] | None, columns: list[str]) -> FeatureGroups:
     """Check ``feature_groups`` against the column names and return the players.

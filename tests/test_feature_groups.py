@@ -50,3 +50,10 @@ def test_bad_groups_are_refused_with_the_reason(feature_groups, error, match):
 
 def test_a_group_may_keep_the_name_of_its_only_column():
     assert resolve_feature_groups({"city": ["city"]}, COLUMNS).names == COLUMNS
+
+
+def test_player_data_keeps_lone_columns_and_gives_groups_nan():
+    groups = resolve_feature_groups({"colour": ["colour_red", "colour_blue"]}, COLUMNS)
+    X = np.arange(10.0).reshape(2, 5)
+    np.testing.assert_array_equal(groups.player_data(X), [[0.0, np.nan, 3.0, 4.0], [5.0, np.nan, 8.0, 9.0]])
+    np.testing.assert_array_equal(resolve_feature_groups(None, COLUMNS).player_data(X), X)

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
 from sklearn_shapq._validation import default_feature_names
 from sklearn_shapq.attribution._bandwidth import BANDWIDTH_RULES, KERNELS, kernel_factors, resolve_bandwidths
 from sklearn_shapq.backends import resolve_backend
@@ -59,8 +60,22 @@ def block_rows(n_samples: int, row_temporaries: int) -> int:
     return get_chunk_n_rows(row_bytes, max_n_rows=n_samples)
 
 
+def feature_groups_of(estimator: Any, d: int) -> FeatureGroups:
+    """Resolve ``estimator.feature_groups`` against its column names (``feature_names_in_``, else "x0" …)."""
+    names = default_feature_names(d, getattr(estimator, "feature_names_in_", None))
+    return resolve_feature_groups(estimator.feature_groups, names)
+
+
 def attribute_statistic(
-    U: np.ndarray, weights: Any, kernel: str, bandwidth: Any, method: str, device: str, progress: bool, name: str
+    U: np.ndarray,
+    weights: Any,
+    kernel: str,
+    bandwidth: Any,
+    method: str,
+    device: str,
+    progress: bool,
+    name: str,
+    feature_groups: FeatureGroups,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Shapley attributions of Σ_ab W_ab K(u_a, u_b) and the statistic itself.
 
@@ -74,22 +89,28 @@ def attribute_statistic(
     device, progress : as in the public classes (validated there)
     name : str
         Name of the bandwidth parameter in messages.
+    feature_groups : FeatureGroups
+        The players (groups of columns, or the columns).
 
     Returns
     -------
-    attributions : ndarray of shape (d,)
+    attributions : ndarray of shape (p,)
+        One value per player.
     statistic : float
         v(N) = Σ of the attributions, since v(∅) = Σ W = 0 (the tests check it against the
         textbook formulas).
     bandwidths : ndarray of shape (d,)
+        One per column.
     """
     bandwidths = resolve_bandwidths(bandwidth, U, name)
     kinds, gammas = kernel_factors(kernel, bandwidths)
     rows = block_rows(U.shape[0], weights.row_temporaries)
     backend = resolve_backend(device)
     with backend.activate():
-        resolved = resolve_product_kernel_method(method, U.shape[1], backend.is_gpu)
-        attributions = statistic_shapley(U, weights, kinds, gammas, backend, resolved, rows, progress)
+        resolved = resolve_product_kernel_method(method, feature_groups.n_players, backend.is_gpu)
+        attributions = statistic_shapley(
+            U, weights, kinds, gammas, backend, resolved, rows, progress, feature_groups.player_of_column
+        )
     return attributions, float(attributions.sum()), bandwidths
 
 
@@ -105,9 +126,9 @@ class GlobalAttributionMixin:
         Returns
         -------
         shap.Explanation
-            ``values`` of shape (1, d), ``base_values`` 0, the feature names.
+            ``values`` of shape (1, p), one per player, ``base_values`` 0, the players' names
+            (``feature_groups_.names``: the feature names without ``feature_groups``).
         """
         check_is_fitted(self, "attributions_")
-        d = self.n_features_in_
-        names = default_feature_names(d, getattr(self, "feature_names_in_", None))
-        return make_explanation(self.attributions_.reshape(1, d, 1), np.zeros((1, 1)), None, names)
+        names = self.feature_groups_.names
+        return make_explanation(self.attributions_.reshape(1, -1, 1), np.zeros((1, 1)), None, names)

@@ -20,6 +20,7 @@ from sklearn_shapq.attribution._common import (
     STATISTIC,
     GlobalAttributionMixin,
     attribute_statistic,
+    feature_groups_of,
 )
 from sklearn_shapq.games import HSICWeights
 
@@ -32,7 +33,8 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     (v(∅) = 0) has exact Shapley values in O(n² d²) (Mohammadi et al. 2025, §4.2). The
     attributions sum to the statistic. Features that carry no dependence get negative, not zero,
     attributions (each kernel factor below 1 dilutes the others), so features are ranked by signed
-    attribution. As a selector it keeps the ``n_features_to_select`` best-ranked features.
+    attribution. As a selector it keeps the ``n_features_to_select`` best-ranked features (or
+    feature groups).
 
     Parameters
     ----------
@@ -55,8 +57,18 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         Which estimate of HSIC is attributed: "biased", (n − 1)⁻² tr(KHLH) (the paper's), or
         "unbiased", Song et al. (2012), n >= 4.
     n_features_to_select : int or float, default=0.2
-        Features kept by ``transform``: a count (at most d), or a fraction of d in (0, 1] (the
-        paper's top 20%).
+        Players (features, or feature groups) kept by ``transform``: a count (at most the number
+        of players p), or a fraction of p in (0, 1] (the paper's top 20%). A kept group keeps all
+        its columns.
+    feature_groups : dict {str: list of column names or indices} or None, default=None
+        Columns attributed together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
+        group is one player of the game, whose kernel factor is the product of its columns'
+        factors, so the attributions stay exact. Columns are named as in X (a DataFrame's
+        columns, else "x0" …) or given by position; each may be in one group only. Players are
+        ordered by their first column (a group takes the place of its first member) and every
+        column no group names stays a player of its own. ``attributions_`` and ``ranking_`` then
+        have one entry per player, named by ``feature_groups_.names``. None: every column is a
+        player.
     method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
         Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
@@ -66,14 +78,16 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
 
     Attributes
     ----------
-    attributions_ : ndarray of shape (d,)
-        Shapley value of each feature; they sum to ``hsic_``.
+    attributions_ : ndarray of shape (p,)
+        Shapley value of each player (feature, or feature group); they sum to ``hsic_``.
     hsic_ : float
         The statistic: v(N), the sum of the attributions (v(∅) = 0).
-    ranking_ : ndarray of shape (d,)
-        Rank of each feature by attribution (1 = largest), as in ``RFE.ranking_``.
+    ranking_ : ndarray of shape (p,)
+        Rank of each player by attribution (1 = largest), as in ``RFE.ranking_``.
+    feature_groups_ : FeatureGroups
+        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     bandwidths_ : ndarray of shape (d,)
-        σ_j used for each feature.
+        σ_j used for each feature (column).
     bandwidth_y_ : float or None
         σ of the rbf target kernel (None for delta).
     kernel_y_ : str
@@ -113,6 +127,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             Interval(Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="right"),
         ],
+        "feature_groups": [dict, None],
         "method": METHOD,
         "device": DEVICE,
         "progress": PROGRESS,
@@ -127,6 +142,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         bandwidth_y: Any = "median",
         statistic: str = "biased",
         n_features_to_select: int | float = 0.2,
+        feature_groups: dict | None = None,
         method: str = "auto",
         device: str = "cpu",
         progress: bool = True,
@@ -137,6 +153,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         self.bandwidth_y = bandwidth_y
         self.statistic = statistic
         self.n_features_to_select = n_features_to_select
+        self.feature_groups = feature_groups
         self.method = method
         self.device = device
         self.progress = progress
@@ -179,8 +196,9 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         sklearn.utils._param_validation.InvalidParameterError
             A parameter of the wrong type or out of range (a ValueError naming it).
         ValueError
-            Bad data, an integer ``n_features_to_select`` above d, or a bandwidth array that is not
-            d positive numbers.
+            Bad data, bad ``feature_groups`` (a column that does not exist, or a column in two
+            groups), an integer ``n_features_to_select`` above the number of players, or a
+            bandwidth array that is not d positive numbers.
         """
         minimum = 4 if self.statistic == "unbiased" else 2
         X, y = validate_data(
@@ -194,29 +212,33 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             ensure_all_finite="allow-nan",
         )
         refuse_missing_values(X, "X", KERNEL_NAN_HINT)
-        n_selected = self._n_selected(X.shape[1])
+        groups = feature_groups_of(self, X.shape[1])
+        n_selected = self._n_selected(groups.n_players)
         target, kind, sigma_y = self._target_kernel(y)
         gamma_y = 0.0 if sigma_y is None else 1.0 / (2.0 * sigma_y**2)
         weights = HSICWeights(target, kind, gamma_y, self.statistic == "unbiased")
         self.attributions_, self.hsic_, self.bandwidths_ = attribute_statistic(
-            X, weights, self.kernel_x, self.bandwidth_x, self.method, self.device, self.progress, "bandwidth_x"
+            X, weights, self.kernel_x, self.bandwidth_x, self.method, self.device, self.progress, "bandwidth_x", groups
         )
         order = np.argsort(-self.attributions_, kind="stable")
-        self.ranking_ = np.empty(X.shape[1], dtype=int)
-        self.ranking_[order] = np.arange(1, X.shape[1] + 1)
+        self.ranking_ = np.empty(groups.n_players, dtype=int)
+        self.ranking_[order] = np.arange(1, groups.n_players + 1)
+        self.feature_groups_ = groups
         self.kernel_y_, self.bandwidth_y_ = kind, sigma_y
         self.n_features_to_select_ = n_selected
         return self
 
-    def _n_selected(self, d: int) -> int:
-        """Features kept among d: the count (at most d) or the fraction of d (at least 1)."""
+    def _n_selected(self, p: int) -> int:
+        """Players kept among p: the count (at most p) or the fraction of p (at least 1)."""
         k = self.n_features_to_select
         if isinstance(k, Integral):
-            if k > d:
-                raise ValueError(f"n_features_to_select must be between 1 and d = {d}, got {k}.")
+            if k > p:
+                raise ValueError(
+                    f"n_features_to_select must be between 1 and {p} (the features, a group counting as one), got {k}."
+                )
             return int(k)
-        return max(1, round(k * d))
+        return max(1, round(k * p))
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "attributions_")
-        return self.ranking_ <= self.n_features_to_select_
+        return (self.ranking_ <= self.n_features_to_select_)[self.feature_groups_.player_of_column]

@@ -29,6 +29,7 @@ from sklearn_shapq.attribution._common import (
     STATISTIC,
     GlobalAttributionMixin,
     attribute_statistic,
+    feature_groups_of,
 )
 from sklearn_shapq.backends._product_kernel import factor_tensor
 from sklearn_shapq.games import MMDWeights
@@ -107,6 +108,15 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     n_permutations : int or None, default=None
         With an int, a permutation test of MMD² = 0: ``p_value_`` from that many random splits of
         the pooled sample (one blocked pass over the Gram matrix for all of them).
+    feature_groups : dict {str: list of column names or indices} or None, default=None
+        Columns attributed together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
+        group is one player of the game, whose kernel factor is the product of its columns'
+        factors, so the attributions stay exact (MMD² and the p-value do not change). Columns are
+        named as in X (a DataFrame's columns, else "x0" …) or given by position; each may be in
+        one group only. Players are ordered by their first column (a group takes the place of its
+        first member) and every column no group names stays a player of its own.
+        ``attributions_`` then has one value per player, named by ``feature_groups_.names``.
+        None: every column is a player.
     method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
         Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
@@ -119,13 +129,16 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
 
     Attributes
     ----------
-    attributions_ : ndarray of shape (d,)
-        Shapley value of each feature; they sum to ``mmd2_``.
+    attributions_ : ndarray of shape (p,)
+        Shapley value of each player (feature, or feature group); they sum to ``mmd2_``.
     mmd2_ : float
         The statistic: v(N), the sum of the attributions (v(∅) = 0).
     p_value_ : float or None
         Permutation-test p-value, (1 + #{permuted MMD² >= mmd2_}) / (1 + n_permutations).
+    feature_groups_ : FeatureGroups
+        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     bandwidths_ : ndarray of shape (d,)
+        σ_j used for each feature (column).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame.
@@ -155,6 +168,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         "bandwidth": BANDWIDTH,
         "statistic": STATISTIC,
         "n_permutations": [Interval(Integral, 1, None, closed="left"), None],
+        "feature_groups": [dict, None],
         "method": METHOD,
         "device": DEVICE,
         "random_state": RANDOM_STATE,
@@ -168,6 +182,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         bandwidth: Any = "median",
         statistic: str = "unbiased",
         n_permutations: int | None = None,
+        feature_groups: dict | None = None,
         method: str = "auto",
         device: str = "cpu",
         random_state: Any = None,
@@ -177,6 +192,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         self.bandwidth = bandwidth
         self.statistic = statistic
         self.n_permutations = n_permutations
+        self.feature_groups = feature_groups
         self.method = method
         self.device = device
         self.random_state = random_state
@@ -202,11 +218,12 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         sklearn.utils._param_validation.InvalidParameterError
             A parameter of the wrong type or out of range (a ValueError naming it).
         ValueError
-            Bad data, fewer than 2 rows in a sample, or a bandwidth array that is not d positive
-            numbers.
+            Bad data, fewer than 2 rows in a sample, bad ``feature_groups`` (a column that does not
+            exist, or a column in two groups), or a bandwidth array that is not d positive numbers.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
         refuse_missing_values(X, "X", KERNEL_NAN_HINT)
+        groups = feature_groups_of(self, X.shape[1])
         names = getattr(self, "feature_names_in_", None)
         Z, _ = check_data(
             Z,
@@ -229,7 +246,9 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             self.device,
             self.progress,
             "bandwidth",
+            groups,
         )
+        self.feature_groups_ = groups
         self.p_value_ = None
         if self.n_permutations is not None:
             rng = make_generator(self.random_state, stream=0)

@@ -157,12 +157,14 @@ class ArrayBackend:
         weights: Any,
         method: str = "quadrature",
         max_bytes: int = PAIR_BLOCK_BYTES,
+        players: Any = None,
     ) -> Any:
         """Weighted exact Shapley values of the two-factor product games of (query, anchor) pairs.
 
-        For query q, anchor i and reference l the game is v(S) = Π_{j∈S} a_j Π_{j∉S} b_j with
-        a_j = k_j(q_j, X_ij) and b_j = k_j(r_lj, X_ij) (b = 1 without references); see
-        :mod:`sklearn_shapq.backends._product_kernel`. Returns Σ_i w[q, i] mean_l φ(q, i, l).
+        For query q, anchor i and reference l the game is v(S) = Π_{p∈S} a_p Π_{p∉S} b_p over
+        players p, with a_p = Π_{j∈p} k_j(q_j, X_ij) and b_p = Π_{j∈p} k_j(r_lj, X_ij) (b = 1
+        without references); see :mod:`sklearn_shapq.backends._product_kernel`. Returns
+        Σ_i w[q, i] mean_l φ(q, i, l).
 
         Parameters
         ----------
@@ -177,12 +179,17 @@ class ArrayBackend:
         method : {"prefix_suffix", "quadrature"}
         max_bytes : int
             Bound on the temporaries of one block of pairs.
+        players : int array of shape (d,) or None
+            The player of each column (0 … p − 1, each with a column): a player's factor is the
+            product of its columns' factors. None: each column is a player (p = d).
 
         Returns
         -------
-        array of shape (Q, d, k)
+        array of shape (Q, p, k)
         """
-        return pair_shapley_array(self.xp, queries, anchors, references, kinds, gammas, weights, method, max_bytes)
+        return pair_shapley_array(
+            self.xp, queries, anchors, references, kinds, gammas, weights, method, max_bytes, players
+        )
 
 
 def _rebuild_array_backend(module_name: str, name: str) -> ArrayBackend:

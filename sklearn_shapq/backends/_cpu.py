@@ -97,10 +97,11 @@ class CpuBackend(ArrayBackend):
         weights: np.ndarray,
         method: str = "quadrature",
         max_bytes: int = 0,
+        players: np.ndarray | None = None,
     ) -> np.ndarray:
         """Run :meth:`ArrayBackend.product_kernel_shapley` as a numba kernel on threads.
 
-        Each thread works in O(d) (quadrature) or O(d²) (prefix_suffix) memory, so ``max_bytes``
-        is not needed.
+        Each thread works in O(p) (quadrature) or O(p²) (prefix_suffix) memory for p players, so
+        ``max_bytes`` is not needed.
         """
-        return pair_shapley_numba(queries, anchors, references, kinds, gammas, weights, method)
+        return pair_shapley_numba(queries, anchors, references, kinds, gammas, weights, method, players)

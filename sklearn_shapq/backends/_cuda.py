@@ -12,6 +12,7 @@ from sklearn_shapq.backends._product_kernel import (
     CUDA_PAIR_QUADRATURE,
     CUDA_PAIR_QUADRATURE_KERNEL,
     pair_shapley_array,
+    player_columns,
     unit_gauss_legendre,
 )
 
@@ -124,12 +125,14 @@ class CudaBackend(ArrayBackend):
         weights: Any,
         method: str = "quadrature",
         max_bytes: int = PAIR_BLOCK_BYTES,
+        players: Any = None,
     ) -> Any:
         """:meth:`ArrayBackend.product_kernel_shapley` on the GPU.
 
         "quadrature" runs a RawKernel with one thread per (query, anchor) pair (its array twin is
-        :func:`~sklearn_shapq.backends._product_kernel.pair_contributions_quadrature`);
-        "prefix_suffix" runs the array code with cupy.
+        :func:`~sklearn_shapq.backends._product_kernel.pair_contributions_quadrature` on
+        :func:`~sklearn_shapq.backends._product_kernel.player_factors`); "prefix_suffix" runs the
+        array code with cupy.
         """
         cp = self.xp
         with self.device:
@@ -138,18 +141,21 @@ class CudaBackend(ArrayBackend):
                 references = cp.asarray(references, dtype=cp.float64)
             if method != "quadrature":
                 return super().product_kernel_shapley(
-                    queries, anchors, references, kinds, gammas, weights, method, max_bytes
+                    queries, anchors, references, kinds, gammas, weights, method, max_bytes, players
                 )
             d = queries.shape[1]
-            tau, omega = (cp.asarray(a) for a in unit_gauss_legendre(d))
+            order, starts = player_columns(players, d)
+            n_players = starts.size - 1
+            tau, omega = (cp.asarray(a) for a in unit_gauss_legendre(n_players))
             kernel = self._pair_kernel(int(tau.size))
             kinds_dev = cp.asarray(kinds, dtype=cp.int8)
             gammas_dev = cp.asarray(gammas, dtype=cp.float64)
+            order_dev, starts_dev = cp.asarray(order), cp.asarray(starts)
             refs = cp.empty((0, d)) if references is None else cp.ascontiguousarray(references)
 
             def contributions(q: Any, x: Any, _: Any) -> Any:
                 q, x = cp.ascontiguousarray(q), cp.ascontiguousarray(x)
-                out = cp.empty((q.shape[0], x.shape[0], d))
+                out = cp.empty((q.shape[0], x.shape[0], n_players))
                 n_pairs = q.shape[0] * x.shape[0]
                 kernel(
                     (-(-n_pairs // _PAIR_THREADS),),
@@ -160,6 +166,8 @@ class CudaBackend(ArrayBackend):
                         refs,
                         kinds_dev,
                         gammas_dev,
+                        order_dev,
+                        starts_dev,
                         tau,
                         omega,
                         np.int32(tau.size),
@@ -167,6 +175,7 @@ class CudaBackend(ArrayBackend):
                         np.int64(x.shape[0]),
                         np.int64(refs.shape[0]),
                         np.int64(d),
+                        np.int64(n_players),
                         out,
                     ),
                 )
@@ -182,6 +191,7 @@ class CudaBackend(ArrayBackend):
                 weights,
                 method,
                 max_bytes,
+                players,
                 contributions=contributions,
-                bytes_per_pair=8 * d,
+                bytes_per_pair=8 * max(d, n_players),
             )

@@ -18,6 +18,12 @@ has Shapley values φ_j = (a_j − b_j) ψ_j with ψ_j = Σ_{S⊆N∖j} μ(|S|) 
 The public entry point is a backend method (``product_kernel_shapley``): it returns, for each query,
 Σ_i w_qi · mean_l φ(q, i, l) for weights w of shape (1 or Q, n, k). Model explanations use one
 weight row (the dual coefficients); HSIC/MMD attributions use a weight per (q, i) pair.
+
+Players may be groups of columns (``players``, the player of each column): the factor of a player
+is the product of its columns' factors, a_p = Π_{j∈p} k_j(q_j, X_ij), so the same game and the same
+two algorithms run over the players' factors. Every path forms the players' factors where it forms
+the columns' factors (:func:`player_factors` in array code, ``_pair_factors`` in numba, ``player_factor``
+in CUDA) and computes nothing else differently.
 """
 
 from __future__ import annotations
@@ -97,6 +103,51 @@ def factor_tensor(left: Any, right: Any, kinds: Any, gammas: Any, xp: Any = np) 
     for code in present:
         columns = xp.asarray(np.flatnonzero(codes == code))
         out[..., columns] = formulas[code]()[..., columns]
+    return out
+
+
+def player_columns(players: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the columns ordered by player and where each player's columns start.
+
+    Parameters
+    ----------
+    players : int array of shape (d,) or None
+        The player of each column (players 0 … p − 1, each with at least one column); None: column
+        j is player j.
+    d : int
+        Number of columns.
+
+    Returns
+    -------
+    order : int64 ndarray of shape (d,)
+    starts : int64 ndarray of shape (p + 1,)
+        Player p owns columns ``order[starts[p]:starts[p + 1]]`` (in column order).
+
+    Examples
+    --------
+    >>> order, starts = player_columns(np.array([0, 1, 0, 2]), 4)
+    >>> order.tolist(), starts.tolist()
+    ([0, 2, 1, 3], [0, 2, 3, 4])
+    """
+    if players is None:
+        return np.arange(d, dtype=np.int64), np.arange(d + 1, dtype=np.int64)
+    players = np.asarray(players)
+    order = np.argsort(players, kind="stable")
+    starts = np.searchsorted(players[order], np.arange(int(players.max()) + 2))
+    return order.astype(np.int64), starts.astype(np.int64)
+
+
+def player_factors(factors: Any, order: np.ndarray, starts: np.ndarray, xp: Any = np) -> Any:
+    """Multiply the column factors (..., d) of each player's columns into its factor: (..., p).
+
+    ``order`` and ``starts`` come from :func:`player_columns`; a loop over the groups of several
+    columns only. Without groups (player j is column j) ``factors`` is returned as it is.
+    """
+    if starts.size == order.size + 1 and np.array_equal(order, np.arange(order.size)):
+        return factors
+    out = xp.take(factors, xp.asarray(order[starts[:-1]]), axis=-1)  # the first column of each player
+    for p in np.flatnonzero(np.diff(starts) > 1).tolist():
+        out[..., p] = xp.prod(factors[..., xp.asarray(order[starts[p] : starts[p + 1]])], axis=-1)
     return out
 
 
@@ -193,9 +244,14 @@ def _psi_prefix_suffix(a, b, mu, suffix, prefix, psi):  # pragma: no cover - num
 
 
 @numba.njit(inline="always", cache=True)
-def _pair_factors(kinds, gammas, x, anchor, out):  # pragma: no cover - numba
-    for j in range(out.shape[0]):
-        out[j] = _factor(kinds[j], gammas[j], x[j] - anchor[j])
+def _pair_factors(kinds, gammas, order, starts, x, anchor, out):  # pragma: no cover - numba
+    # out[p] = Π of the factors of player p's columns (see player_columns)
+    for p in range(out.shape[0]):
+        value = 1.0
+        for m in range(starts[p], starts[p + 1]):
+            j = order[m]
+            value *= _factor(kinds[j], gammas[j], x[j] - anchor[j])
+        out[p] = value
 
 
 @numba.njit(inline="always", cache=True)
@@ -221,6 +277,8 @@ def _pair_items_quadrature(
     references,
     kinds,
     gammas,
+    order,
+    starts,
     weights,
     tau,
     omega,
@@ -232,9 +290,9 @@ def _pair_items_quadrature(
     table,
     out,
 ):  # pragma: no cover - numba
-    # work item = (query q, chunk c of the anchors); out[q, c] (d, k) is its own; references None: b = 1.
-    # Scratch from the caller: vectors (4, d), running (n_nodes,), table (d, n_nodes)
-    d = queries.shape[1]
+    # work item = (query q, chunk c of the anchors); out[q, c] (p, k) is its own; references None: b = 1.
+    # p players (order, starts: player_columns). Scratch: vectors (4, p), running (n_nodes,), table (p, n_nodes)
+    n_players = starts.shape[0] - 1
     n_anchors = anchors.shape[0]
     chunk = (n_anchors + n_chunks - 1) // n_chunks
     a = vectors[0]
@@ -248,29 +306,44 @@ def _pair_items_quadrature(
         for i in range(c * chunk, min(n_anchors, (c + 1) * chunk)):
             if not _has_weight(weights, w_row, i):
                 continue
-            _pair_factors(kinds, gammas, queries[q], anchors[i], a)
-            for j in range(d):
+            _pair_factors(kinds, gammas, order, starts, queries[q], anchors[i], a)
+            for j in range(n_players):
                 contribution[j] = 0.0
             if references is None:
                 _psi_quadrature(a, None, tau, omega, table, running, psi)
-                for j in range(d):
+                for j in range(n_players):
                     contribution[j] += (a[j] - 1.0) * psi[j]
             else:
                 for r in range(references.shape[0]):
-                    _pair_factors(kinds, gammas, references[r], anchors[i], b)
+                    _pair_factors(kinds, gammas, order, starts, references[r], anchors[i], b)
                     _psi_quadrature(a, b, tau, omega, table, running, psi)
-                    for j in range(d):
+                    for j in range(n_players):
                         contribution[j] += (a[j] - b[j]) * psi[j]
             _add_weighted(weights, w_row, i, contribution, out[q, c])
 
 
 @numba.njit(nogil=True, cache=True)
 def _pair_items_prefix_suffix(
-    queries, anchors, references, kinds, gammas, weights, mu, n_chunks, start, stop, vectors, prefix, table, out
+    queries,
+    anchors,
+    references,
+    kinds,
+    gammas,
+    order,
+    starts,
+    weights,
+    mu,
+    n_chunks,
+    start,
+    stop,
+    vectors,
+    prefix,
+    table,
+    out,
 ):  # pragma: no cover - numba
-    # the twin of _pair_items_quadrature with the O(d²) prefix × μ-suffix sums; scratch: vectors
-    # (4, d), prefix (d + 1,), table (d, d + 1)
-    d = queries.shape[1]
+    # the twin of _pair_items_quadrature with the O(p²) prefix × μ-suffix sums; scratch: vectors
+    # (4, p), prefix (p + 1,), table (p, p + 1)
+    n_players = starts.shape[0] - 1
     n_anchors = anchors.shape[0]
     chunk = (n_anchors + n_chunks - 1) // n_chunks
     a = vectors[0]
@@ -284,40 +357,50 @@ def _pair_items_prefix_suffix(
         for i in range(c * chunk, min(n_anchors, (c + 1) * chunk)):
             if not _has_weight(weights, w_row, i):
                 continue
-            _pair_factors(kinds, gammas, queries[q], anchors[i], a)
-            for j in range(d):
+            _pair_factors(kinds, gammas, order, starts, queries[q], anchors[i], a)
+            for j in range(n_players):
                 contribution[j] = 0.0
             if references is None:
                 _psi_prefix_suffix(a, None, mu, table, prefix, psi)
-                for j in range(d):
+                for j in range(n_players):
                     contribution[j] += (a[j] - 1.0) * psi[j]
             else:
                 for r in range(references.shape[0]):
-                    _pair_factors(kinds, gammas, references[r], anchors[i], b)
+                    _pair_factors(kinds, gammas, order, starts, references[r], anchors[i], b)
                     _psi_prefix_suffix(a, b, mu, table, prefix, psi)
-                    for j in range(d):
+                    for j in range(n_players):
                         contribution[j] += (a[j] - b[j]) * psi[j]
             _add_weighted(weights, w_row, i, contribution, out[q, c])
 
 
 def check_pair_arguments(
-    queries: Any, anchors: Any, references: Any, kinds: Any, gammas: Any, weights: Any, method: str
-) -> None:
-    """Validate the shapes and method of a ``product_kernel_shapley`` call (the kernels trust them)."""
+    queries: Any, anchors: Any, references: Any, kinds: Any, gammas: Any, weights: Any, method: str, players: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a ``product_kernel_shapley`` call (the kernels trust it) and return :func:`player_columns`."""
     n_queries, d = queries.shape
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
-    if method == "prefix_suffix" and d > PREFIX_SUFFIX_MAX_FEATURES:
-        raise ValueError(
-            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} features (got {d}); "
-            "use 'quadrature'."
-        )
     if anchors.ndim != 2 or anchors.shape[1] != d or (references is not None and references.shape[1:] != (d,)):
         raise ValueError("queries, anchors and references must have the same number of features.")
     if np.shape(kinds) != (d,) or np.shape(gammas) != (d,):
         raise ValueError(f"kinds and gammas must have shape ({d},).")
     if weights.ndim != 3 or weights.shape[0] not in (1, n_queries) or weights.shape[1] != anchors.shape[0]:
         raise ValueError(f"weights must have shape (1 or {n_queries}, {anchors.shape[0]}, k), got {weights.shape}.")
+    if players is not None and (
+        np.shape(players) != (d,)
+        or np.asarray(players).dtype.kind not in "iu"
+        or np.min(players) < 0
+        or np.any(np.bincount(players) == 0)
+    ):
+        raise ValueError(f"players must give each of the {d} columns a player 0 … p − 1, each with a column.")
+    order, starts = player_columns(players, d)
+    n_players = starts.size - 1
+    if method == "prefix_suffix" and n_players > PREFIX_SUFFIX_MAX_FEATURES:
+        raise ValueError(
+            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} players (got {n_players}); "
+            "use 'quadrature'."
+        )
+    return order, starts
 
 
 def pair_shapley_numba(
@@ -328,10 +411,11 @@ def pair_shapley_numba(
     gammas: np.ndarray,
     weights: np.ndarray,
     method: str,
+    players: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel; see the module docstring. (Q, d, k)."""
-    check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method)
-    n_queries, d = queries.shape
+    """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel; see the module docstring. (Q, p, k)."""
+    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method, players)
+    n_queries, n_players = queries.shape[0], starts.size - 1
     n_anchors = anchors.shape[0]
     n_chunks = int(min(max(1, PAIR_WORK_CHUNKS // max(1, n_queries)), max(1, n_anchors // 16)))
     # no references (or none at all): b = 1, the kernels' specialisation for references=None
@@ -345,22 +429,35 @@ def pair_shapley_numba(
         refs,
         np.ascontiguousarray(kinds, dtype=np.int8),
         np.ascontiguousarray(gammas, dtype=np.float64),
+        order,
+        starts,
         np.ascontiguousarray(weights, dtype=np.float64),
     )
     if method == "quadrature":
-        kernel, tables = _pair_items_quadrature, unit_gauss_legendre(d)
+        kernel, tables = _pair_items_quadrature, unit_gauss_legendre(n_players)
         width = tables[0].shape[0]
     else:
-        kernel, tables = _pair_items_prefix_suffix, (shapley_weight_vector(d),)
-        width = d + 1
-    out = np.zeros((n_queries, n_chunks, d, weights.shape[2]))
+        kernel, tables = _pair_items_prefix_suffix, (shapley_weight_vector(n_players),)
+        width = n_players + 1
+    out = np.zeros((n_queries, n_chunks, n_players, weights.shape[2]))
 
     def items(start: int, stop: int) -> None:
         # scratch allocated here, one set per thread (numba would compile the allocations)
-        kernel(*arrays, *tables, n_chunks, start, stop, np.empty((4, d)), np.empty(width), np.empty((d, width)), out)
+        kernel(
+            *arrays,
+            *tables,
+            n_chunks,
+            start,
+            stop,
+            np.empty((4, n_players)),
+            np.empty(width),
+            np.empty((n_players, width)),
+            out,
+        )
 
-    # work of one item: its anchors times the games per anchor times O(d²)
-    min_items = max(1, _MIN_THREAD_WORK // max(1, ((n_anchors + n_chunks - 1) // n_chunks) * n_refs * d * d))
+    # work of one item: its anchors times the games per anchor times O(d + p²)
+    pair_work = n_refs * (queries.shape[1] + n_players * n_players)
+    min_items = max(1, _MIN_THREAD_WORK // max(1, ((n_anchors + n_chunks - 1) // n_chunks) * pair_work))
     run_ranges(items, n_queries * n_chunks, min_items, ranges_per_thread=4)  # uneven: HSIC's triangle
     return out.sum(axis=1) / n_refs
 
@@ -421,40 +518,45 @@ def pair_shapley_array(
     weights: Any,
     method: str,
     max_bytes: int,
+    players: Any = None,
     contributions: Any = None,
     bytes_per_pair: int | None = None,
 ) -> Any:
-    """Σ_i w_qi mean_l φ(q, i, l) in array code, blocked over queries and anchors. (Q, d, k).
+    """Σ_i w_qi mean_l φ(q, i, l) in array code, blocked over queries and anchors. (Q, p, k).
 
-    ``contributions(queries, anchors, references) -> (Q_b, n_b, d)`` computes mean_l (a − b) ψ
-    for a block; by default the array code of ``method``. The CUDA backend passes its kernel
-    and the bytes it needs per pair.
+    ``contributions(queries, anchors, references) -> (Q_b, n_b, p)`` computes mean_l (a − b) ψ
+    for a block; by default the array code of ``method`` on the players' factors. The CUDA
+    backend passes its kernel and the bytes it needs per pair.
     """
-    check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method)
+    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method, players)
     n_queries, d = queries.shape
+    n_players = starts.size - 1
     n_anchors = anchors.shape[0]
     if bytes_per_pair is None:
         n_refs = 1 if references is None else references.shape[0]
-        bytes_per_pair = 8 * d * n_refs * (6 if method == "quadrature" else 2 * (d + 2))
+        bytes_per_pair = 8 * n_refs * max(d, n_players * (6 if method == "quadrature" else 2 * (n_players + 2)))
     anchors_per_block = int(max(1, min(n_anchors, max_bytes // bytes_per_pair)))
     queries_per_block = int(max(1, max_bytes // (bytes_per_pair * anchors_per_block)))
     if contributions is None:
         pair_fn = pair_contributions_quadrature if method == "quadrature" else pair_contributions_prefix_suffix
 
+        def factors(left: Any, right: Any) -> Any:
+            return player_factors(factor_tensor(left, right, kinds, gammas, xp), order, starts, xp)
+
         def contributions(q: Any, x: Any, refs: Any) -> Any:
-            a = factor_tensor(q, x, kinds, gammas, xp)[:, :, None, :]  # (Q_b, n_b, 1, d)
+            a = factors(q, x)[:, :, None, :]  # (Q_b, n_b, 1, p)
             if refs is None:
                 return pair_fn(a, xp.ones(1), xp)[:, :, 0]
-            b = xp.moveaxis(factor_tensor(refs, x, kinds, gammas, xp), 0, 1)[None]  # (1, n_b, L, d)
+            b = xp.moveaxis(factors(refs, x), 0, 1)[None]  # (1, n_b, L, p)
             return pair_fn(a, b, xp).mean(axis=2)
 
-    out = xp.zeros((n_queries, d, weights.shape[2]))
+    out = xp.zeros((n_queries, n_players, weights.shape[2]))
     for q0 in range(0, n_queries, queries_per_block):
         q1 = min(q0 + queries_per_block, n_queries)
         w_rows = slice(0, 1) if weights.shape[0] == 1 else slice(q0, q1)
         for i0 in range(0, n_anchors, anchors_per_block):
             i1 = min(i0 + anchors_per_block, n_anchors)
-            block = contributions(queries[q0:q1], anchors[i0:i1], references)  # (Q_b, n_b, d)
+            block = contributions(queries[q0:q1], anchors[i0:i1], references)  # (Q_b, n_b, p)
             out[q0:q1] += xp.matmul(block.transpose(0, 2, 1), weights[w_rows, i0:i1])
     return out
 
@@ -475,11 +577,24 @@ __device__ __forceinline__ double factor(signed char kind, double gamma, double 
     return 1.0 / (1.0 + gamma * diff * diff);
 }
 
+// the factor of player p: the product of the factors of its columns order[starts[p]:starts[p + 1]]
+__device__ __forceinline__ double player_factor(
+    const signed char* kinds, const double* gammas, const long long* order, const long long* starts,
+    long long p, const double* x, const double* anchor)
+{
+    double value = 1.0;
+    for (long long m = starts[p]; m < starts[p + 1]; ++m) {
+        const long long j = order[m];
+        value *= factor(kinds[j], gammas[j], x[j] - anchor[j]);
+    }
+    return value;
+}
+
 extern "C" __global__ void sklearn_shapq_pair_quadrature(
     const double* queries, const double* anchors, const double* references, const signed char* kinds,
-    const double* gammas, const double* tau, const double* omega, const int n_nodes,
-    const long long n_queries, const long long n_anchors, const long long n_references, const long long d,
-    double* out)
+    const double* gammas, const long long* order, const long long* starts, const double* tau,
+    const double* omega, const int n_nodes, const long long n_queries, const long long n_anchors,
+    const long long n_references, const long long d, const long long n_players, double* out)
 {
     const long long pair = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (pair >= n_queries * n_anchors) return;
@@ -487,26 +602,26 @@ extern "C" __global__ void sklearn_shapq_pair_quadrature(
     const long long i = pair - q * n_anchors;
     const double* x = queries + q * d;
     const double* anchor = anchors + i * d;
-    double* contribution = out + pair * d;
+    double* contribution = out + pair * n_players;
     const long long n_games = n_references > 0 ? n_references : 1;
     double product[MAX_NODES];
-    for (long long j = 0; j < d; ++j) contribution[j] = 0.0;
+    for (long long p = 0; p < n_players; ++p) contribution[p] = 0.0;
     for (long long r = 0; r < n_games; ++r) {
         const double* ref = references + r * d;
         for (int g = 0; g < n_nodes; ++g) product[g] = 1.0;
-        for (long long j = 0; j < d; ++j) {
-            const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
-            const double b = n_references > 0 ? factor(kinds[j], gammas[j], ref[j] - anchor[j]) : 1.0;
+        for (long long p = 0; p < n_players; ++p) {
+            const double a = player_factor(kinds, gammas, order, starts, p, x, anchor);
+            const double b = n_references > 0 ? player_factor(kinds, gammas, order, starts, p, ref, anchor) : 1.0;
             for (int g = 0; g < n_nodes; ++g) product[g] *= fmax(b + tau[g] * (a - b), DBL_MIN);
         }
-        for (long long j = 0; j < d; ++j) {
-            const double a = factor(kinds[j], gammas[j], x[j] - anchor[j]);
-            const double b = n_references > 0 ? factor(kinds[j], gammas[j], ref[j] - anchor[j]) : 1.0;
+        for (long long p = 0; p < n_players; ++p) {
+            const double a = player_factor(kinds, gammas, order, starts, p, x, anchor);
+            const double b = n_references > 0 ? player_factor(kinds, gammas, order, starts, p, ref, anchor) : 1.0;
             const double diff = a - b;
             if (diff == 0.0) continue;
             double psi = 0.0;
             for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / fmax(b + tau[g] * diff, DBL_MIN);
-            contribution[j] += diff * psi / (double)n_games;
+            contribution[p] += diff * psi / (double)n_games;
         }
     }
 }

@@ -55,17 +55,19 @@ def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
     games : int array of shape (B,)
         Which explained rows of the game.
     method : {"prefix_suffix", "quadrature", "brute_force"}
-        The two O(n d²) algorithms per row, or enumeration of all 2^d coalitions of the game's
+        The two O(n d²) algorithms per row, or enumeration of all 2^p coalitions of the game's
         own value function (the oracle).
 
     Returns
     -------
-    array of shape (B, d, k)
+    array of shape (B, p, k)
+        One value per player of the game (its feature groups, else its features).
     """
     if method == "brute_force":
         return exact_shapley(game, games)
     x = game.x[game.backend.to_device(games)]
     backend = game.backend
+    players = None if game.feature_groups is None else game.feature_groups.player_of_column
     total = 0.0
     for component in game.expansion.components:
         total = total + backend.product_kernel_shapley(
@@ -76,5 +78,6 @@ def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
             component.gammas,
             backend.to_device(component.weights[None]),
             method,
+            players=players,
         )
     return total

@@ -18,8 +18,9 @@ def statistic_shapley(
     method: str,
     block_rows: int,
     progress: bool = False,
+    players: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Shapley values of the game v(S) = Σ_ab W_ab Π_{j∈S} k_j(u_aj, u_bj), one per feature.
+    """Shapley values of the game v(S) = Σ_ab W_ab Π_{j∈S} k_j(u_aj, u_bj), one per player.
 
     Each pair (a, b) is a product game with weight W_ab, so φ_j = Σ_ab W_ab φ_j(a, b); W is
     symmetric and the diagonal pairs (all factors 1) contribute nothing, so only pairs b > a are
@@ -42,10 +43,14 @@ def statistic_shapley(
         Rows of U per block (at least 1).
     progress : bool, default=False
         Show a delayed progress bar over the N (N − 1) / 2 pairs.
+    players : int array of shape (d,), optional
+        The player of each feature (:attr:`FeatureGroups.player_of_column`): a coalition holds
+        all features of its players. None: each feature is a player.
 
     Returns
     -------
-    ndarray of shape (d,)
+    ndarray of shape (p,)
+        One value per player (p = d without ``players``).
 
     Examples
     --------
@@ -59,7 +64,7 @@ def statistic_shapley(
     """
     n_samples, d = U.shape
     samples = backend.to_device(U)
-    phi = np.zeros(d)
+    phi = np.zeros(d if players is None else int(np.max(players)) + 1)
     with progress_bar(progress, n_samples * (n_samples - 1) // 2, "attributing", "pair") as bar:
         for start in range(0, n_samples, block_rows):
             stop = min(start + block_rows, n_samples)
@@ -72,6 +77,7 @@ def statistic_shapley(
                 gammas,
                 backend.to_device(upper[:, :, None]),
                 method,
+                players=players,
             )
             phi += backend.to_numpy(block.sum(axis=0))[:, 0]
             bar.update((stop - start) * (2 * n_samples - start - stop - 1) // 2)

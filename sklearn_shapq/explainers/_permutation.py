@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_shapq._explanation import make_explanation, player_data
+from sklearn_shapq._explanation import explanation_data, make_explanation
 from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
@@ -352,7 +352,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     n_candidates=self.n_candidates,
                 )
                 values, stderr, dof, n_evals = self._estimate(players, game, estimator, keys)
-        data, display_data = player_data(array, codec, None if self.feature_groups is None else groups)
+        data, display_data = explanation_data(array, codec, None if self.feature_groups is None else groups)
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._explanation import make_explanation
+from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import (
@@ -82,6 +83,14 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     background_size : int or None, default=100
         Background rows kept from ``fit``'s X for "interventional" (a reproducible random
         subsample); None keeps all.
+    feature_groups : dict {str: list of column names or indices} or None, default=None
+        Columns explained together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
+        group is one player, so a coalition holds all or none of its columns. Columns are named as
+        in ``feature_names_`` or given by position; each may be in one group only. Players are
+        ordered by their first column (a group takes the place of its first member) and every
+        column no group names stays a player of its own. Values stay exact: a group's kernel
+        factor is the product of its columns' factors. Explanations have one value per player,
+        named by ``feature_groups_.names``. None: every column is a player.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         numba kernels on the CPU, cupy kernels on CUDA; "auto" picks a GPU when one is visible.
         Resolved once, in ``fit`` (``device_``).
@@ -106,10 +115,13 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when ``fit`` got a DataFrame.
     feature_names_ : list of str
+        Names of the d columns.
+    feature_groups_ : FeatureGroups
+        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     n_outputs_ : int
     output_names_ : list of str or None
     method_ : {"prefix_suffix", "quadrature", "brute_force"}
-        The algorithm ``method`` resolves to for d features on ``device_``, used by ``explain``.
+        The algorithm ``method`` resolves to for the players on ``device_``, used by ``explain``.
     device_ : str
         The device ``fit`` resolved ("cpu" or "cuda:N").
 
@@ -140,6 +152,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
         "method": [StrOptions(set(PRODUCT_KERNEL_METHODS))],
         "background_size": [Interval(Integral, 1, None, closed="left"), None],
+        "feature_groups": [dict, None],
         "device": DEVICE,
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
@@ -152,6 +165,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         value_function: str = "pkex",
         method: str = "auto",
         background_size: int | None = 100,
+        feature_groups: dict | None = None,
         device: str = "cpu",
         random_state: Any = None,
         progress: bool = True,
@@ -160,6 +174,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.value_function = value_function
         self.method = method
         self.background_size = background_size
+        self.feature_groups = feature_groups
         self.device = device
         self.random_state = random_state
         self.progress = progress
@@ -257,8 +272,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         TypeError
             For a model or kernel that is not a product over features.
         ValueError
-            When the dual form does not reproduce the model's output (relative error > 1e-8), or
-            ``method`` cannot run on d features ("brute_force" above 16, "prefix_suffix" above 1000).
+            When the dual form does not reproduce the model's output (relative error > 1e-8),
+            ``method`` cannot run on the players ("brute_force" above 16, "prefix_suffix" above
+            1000), or ``feature_groups`` names a column that does not exist or a column twice.
         DeviceUnavailableError
             ``device`` asks for CUDA where there is none.
         """
@@ -274,6 +290,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         d = expansion.n_features
         if array is not None and array.shape[1] != d:
             raise ValueError(f"X has {array.shape[1]} features, but the model has {d}.")
+        feature_names = default_feature_names(d, names, model_names)
+        groups = resolve_feature_groups(self.feature_groups, feature_names)
         references = None
         if self.value_function == "baseline":
             references = array.mean(axis=0, keepdims=True)
@@ -291,9 +309,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
                     stacklevel=3,  # the caller of fit, past _fit_context's wrapper
                 )
         backend = resolve_backend(self.device)
-        method = resolve_product_kernel_method(self.method, d, backend.is_gpu)
+        method = resolve_product_kernel_method(self.method, groups.n_players, backend.is_gpu)
         with backend.activate():
-            game = ProductKernelGame(expansion, np.zeros((1, d)), references, backend)
+            game = ProductKernelGame(expansion, np.zeros((1, d)), references, backend, groups)
             empty = backend.to_numpy(game.empty_value[0])
         self.method_ = method
         self.device_ = backend.name
@@ -305,7 +323,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.feature_names_ = default_feature_names(d, names, model_names)
+        self.feature_names_ = feature_names
+        self.feature_groups_ = groups
         self.n_outputs_ = expansion.n_outputs
         self.output_names_ = expansion.output_names
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
@@ -326,8 +345,10 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         Returns
         -------
         shap.Explanation
-            ``values`` (n, d) or (n, d, k), ``base_values`` (n,) or (n, k), ``data``,
-            ``feature_names``; values plus base value equal the model output.
+            ``values`` (n, p) or (n, p, k), one per player (p = d without ``feature_groups``),
+            ``base_values`` (n,) or (n, k), ``feature_names`` (``feature_groups_.names``) and
+            ``data`` (n, p): the explained rows, where a group of several columns has NaN (it has
+            no one value). Values plus base value equal the model output.
         """
         check_is_fitted(self, "expansion_")
         if self.model is not self._fitted_model:
@@ -339,9 +360,10 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         n_rows = array.shape[0]
         step = self._block_rows(n_rows)
         backend = resolve_backend(self.device_)
-        values = np.empty((n_rows, self.n_features_in_, self.n_outputs_))
+        groups = self.feature_groups_
+        values = np.empty((n_rows, groups.n_players, self.n_outputs_))
         with backend.activate():
-            game = ProductKernelGame(self.expansion_, backend.to_device(array), self.references_, backend)
+            game = ProductKernelGame(self.expansion_, backend.to_device(array), self.references_, backend, groups)
             with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
                 for start in range(0, n_rows, step):
                     rows = np.arange(start, min(start + step, n_rows))
@@ -350,8 +372,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
-            array,
-            self.feature_names_,
+            groups.player_data(array),
+            groups.names,
             output_names=self.output_names_,
             compute_time=time.perf_counter() - start_time,
         )
@@ -359,14 +381,14 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _block_rows(self, n_rows: int) -> int:
         """Explained rows per kernel call: their temporaries fit in scikit-learn's ``working_memory``.
 
-        Per row: the row, its values and the kernel's per-row partial sums (a few d × k), plus
-        the 2^d-coalition table of "brute_force". At most a hundredth of the rows (at least 256)
-        go in one call, so the progress bar moves.
+        Per row: the row, its values and the kernel's per-row partial sums (a few p × k for p
+        players), plus the 2^p-coalition table of "brute_force". At most a hundredth of the rows
+        (at least 256) go in one call, so the progress bar moves.
         """
-        d, k = self.n_features_in_, self.n_outputs_
-        row_bytes = 8 * (d + 4 * d * k)
+        d, p, k = self.n_features_in_, self.feature_groups_.n_players, self.n_outputs_
+        row_bytes = 8 * (d + 4 * p * k)
         if self.method_ == "brute_force":
-            row_bytes += 8 * (3 * k + d) * 2**d
+            row_bytes += 8 * (3 * k + d) * 2**p
         return get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_BLOCK_ROWS, -(-n_rows // 100)))
 
     def model_output(self, X: Any) -> np.ndarray:

@@ -9,7 +9,9 @@ the weights. The games of an explained row x are two-factor games
 
 with the absent factors taken at reference rows r_l. Without references every absent factor is 1:
 the PKeX game of the paper (v(∅) = b + Σw). One reference gives baseline SHAP, a background set
-gives the exact interventional game, v(∅) = mean_l f(r_l).
+gives the exact interventional game, v(∅) = mean_l f(r_l). With feature groups the players are
+groups of columns: a coalition holds all columns of its groups, and a group's factor is the product
+of its columns' factors.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS, factor_tensor
 from sklearn_shapq.games._game import Game
@@ -126,6 +129,9 @@ class ProductKernelGame(Game):
         averaged over the rows (one row: baseline SHAP; a background set: interventional SHAP).
     backend : ArrayBackend, optional
         Where values are computed (default: the CPU).
+    feature_groups : FeatureGroups, optional
+        The players: groups of columns (a coalition holds all columns of its players). None: each
+        column is a player.
 
     Notes
     -----
@@ -135,14 +141,21 @@ class ProductKernelGame(Game):
     """
 
     def __init__(
-        self, expansion: KernelExpansion, x: Any, references: Any = None, backend: ArrayBackend | None = None
+        self,
+        expansion: KernelExpansion,
+        x: Any,
+        references: Any = None,
+        backend: ArrayBackend | None = None,
+        feature_groups: FeatureGroups | None = None,
     ) -> None:
         backend = backend if backend is not None else CpuBackend()
         xp = backend.xp
         self.expansion = expansion
         self.x = xp.asarray(x, dtype=xp.float64)
         self.references = None if references is None else xp.asarray(references, dtype=xp.float64)
-        super().__init__(self.x.shape[1], self.x.shape[0], expansion.n_outputs, backend)
+        self.feature_groups = feature_groups
+        n_players = self.x.shape[1] if feature_groups is None else feature_groups.n_players
+        super().__init__(n_players, self.x.shape[0], expansion.n_outputs, backend)
 
     def corner_values(self) -> tuple[Any, Any]:
         """v(∅) from the expansion (shared by every row) and v(N) = f(x) from the dual form."""
@@ -155,9 +168,11 @@ class ProductKernelGame(Game):
         return empty, self.expansion.predict(self.x, xp)
 
     def evaluate(self, masks: Any, games: Any) -> Any:
-        """Return v_x(S) (m, k) of coalitions ``masks`` (m, d) of rows ``games`` (m,), from the definition."""
+        """Return v_x(S) (m, k) of coalitions ``masks`` (m, players) of rows ``games`` (m,), from the definition."""
         xp = self.backend.xp
-        n_pairs, d = masks.shape
+        if self.feature_groups is not None:
+            masks = self.feature_groups.column_masks(masks)
+        n_pairs = masks.shape[0]
         values = xp.zeros((n_pairs, self.n_outputs), dtype=xp.float64) + xp.asarray(self.expansion.intercept)
         for component in self.expansion.components:
             anchors = xp.asarray(component.anchors)

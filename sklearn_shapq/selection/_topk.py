@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
-from sklearn_shapq._explanation import make_explanation, player_data
+from sklearn_shapq._explanation import explanation_data, make_explanation
 from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
@@ -536,7 +536,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                 bar.update(rows.stop - rows.start)
         values = np.concatenate([r.values for r in results])
         stderr = np.concatenate([r.stderr for r in results])
-        data, display_data = player_data(array, codec, None if self.feature_groups is None else players)
+        data, display_data = explanation_data(array, codec, None if self.feature_groups is None else players)
         return make_explanation(
             values[:, :, None],
             base[:, None],

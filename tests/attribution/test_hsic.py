@@ -16,8 +16,10 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 
 from sklearn_shapq import HSICAttribution
 from sklearn_shapq.attribution._common import block_rows
+from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.games import HSICWeights
 
+from brute_force import brute_force_shapley
 from fitted_state import assert_call_changes_nothing, threaded_results
 from kernel_statistic_oracles import hsic_textbook, hsic_weights, rbf_factors, shapley_of_pairs
 
@@ -42,6 +44,72 @@ def test_matches_brute_force_and_textbook(target, statistic):
     np.testing.assert_allclose(fitted.attributions_, shapley_of_pairs(W, factors), rtol=0, atol=1e-13)
     assert fitted.hsic_ == pytest.approx(textbook, rel=1e-12)
     assert fitted.attributions_.sum() == pytest.approx(textbook, rel=1e-10)
+
+
+GROUPINGS = [  # feature_groups, and the players they make: (name, columns), ordered by first column
+    ({"bd": ["d", "b"]}, [("a", [0]), ("bd", [1, 3]), ("c", [2]), ("e", [4])]),
+    ({"bde": [3, 1, -1]}, [("a", [0]), ("bde", [1, 3, 4]), ("c", [2])]),
+    ({"ce": ["e", 2], "ab": [0, "b"]}, [("ab", [0, 1]), ("ce", [2, 4]), ("d", [3])]),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", ArrayBackend(np)], ids=["numba", "array twin"])
+@pytest.mark.parametrize("method", ["prefix_suffix", "quadrature"])
+@pytest.mark.parametrize("statistic", ["biased", "unbiased"])
+@pytest.mark.parametrize("feature_groups, players", GROUPINGS)
+def test_feature_groups_match_brute_force_of_the_grouped_statistic(feature_groups, players, statistic, method, device):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(14, 5))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.3 * rng.normal(size=14)
+    sigma = rng.uniform(0.5, 2.0, size=5)
+    fitted = HSICAttribution(
+        bandwidth_x=sigma,
+        kernel_y="rbf",
+        bandwidth_y=1.5,
+        statistic=statistic,
+        feature_groups=feature_groups,
+        method=method,
+        device=device,
+    ).fit(pd.DataFrame(X, columns=list("abcde")), y)
+    L = np.exp(-((y[:, None] - y) ** 2) / 4.5)
+    factors = rbf_factors(X, X, sigma)
+
+    def value(coalition):  # HSIC on the columns of the coalition's players
+        columns = [j for p in coalition for j in players[p][1]]
+        return hsic_textbook(np.prod(factors[:, :, columns], axis=2), L, statistic == "unbiased")
+
+    expected = brute_force_shapley(value, len(players))
+    np.testing.assert_allclose(fitted.attributions_, expected, rtol=0, atol=1e-10)
+    assert fitted.attributions_.sum() == pytest.approx(value(range(len(players))), abs=1e-10)
+    assert fitted.feature_groups_.names == fitted.explain().feature_names == [name for name, _ in players]
+
+
+def test_feature_groups_are_selected_and_ranked_whole():
+    rng = np.random.default_rng(12)
+    X = pd.DataFrame(rng.normal(size=(60, 6)), columns=[f"c{j}" for j in range(6)])
+    y = X["c1"] * X["c4"] + 0.1 * rng.normal(size=60)
+    selector = HSICAttribution(n_features_to_select=1, feature_groups={"pair": ["c1", "c4"]}).fit(X, y)
+    assert selector.feature_groups_.names == ["c0", "pair", "c2", "c3", "c5"]
+    assert selector.attributions_.shape == selector.ranking_.shape == (5,) and selector.ranking_[1] == 1
+    np.testing.assert_array_equal(selector.get_support(), [False, True, False, False, True, False])
+    assert list(selector.get_feature_names_out()) == ["c1", "c4"]
+    assert HSICAttribution(feature_groups={"pair": [1, 4]}).fit(X, y).n_features_to_select_ == 1  # 20% of 5
+    with pytest.raises(ValueError, match="n_features_to_select must be between 1 and 5"):
+        HSICAttribution(n_features_to_select=6, feature_groups={"pair": [1, 4]}).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "feature_groups, match",
+    [
+        ({"g": ["c0", "height"]}, "'height', which is not a column"),
+        ({"g": ["c0", "c1"], "h": ["c2", 1]}, "'c1' appears in groups 'g' and 'h'"),
+    ],
+)
+def test_bad_feature_groups_are_refused_in_fit(feature_groups, match):
+    rng = np.random.default_rng(13)
+    X = pd.DataFrame(rng.normal(size=(20, 3)), columns=["c0", "c1", "c2"])
+    with pytest.raises(ValueError, match=match):
+        HSICAttribution(feature_groups=feature_groups).fit(X, rng.normal(size=20))
 
 
 def test_small_worked_example():
@@ -151,6 +219,7 @@ def test_explain_and_transform_change_nothing_and_threads_agree():
         ("bandwidth_y", -1.0),
         ("statistic", "U"),
         ("n_features_to_select", 0),
+        ("feature_groups", ["x0"]),
         ("method", "brute_force"),
         ("device", "tpu"),
         ("progress", "yes"),

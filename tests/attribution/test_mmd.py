@@ -1,6 +1,7 @@
 """MMDAttribution: brute force, textbook statistic, invariances, permutation test, parameters, state."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import sklearn
 from sklearn.base import clone
@@ -8,7 +9,9 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from sklearn_shapq import MMDAttribution
+from sklearn_shapq.backends import ArrayBackend
 
+from brute_force import brute_force_shapley
 from fitted_state import assert_call_changes_nothing, threaded_results
 from kernel_statistic_oracles import mmd2_textbook, mmd_weights, rbf_factors, shapley_of_pairs
 
@@ -31,6 +34,59 @@ def test_matches_brute_force_and_textbook(d, statistic):
     textbook = mmd2_textbook(X, Z, sigma, unbiased)
     assert fitted.mmd2_ == pytest.approx(textbook, rel=1e-12)
     assert fitted.attributions_.sum() == pytest.approx(textbook, rel=1e-10, abs=1e-14)
+
+
+GROUPINGS = [  # feature_groups, and the players they make: (name, columns), ordered by first column
+    ({"bd": ["d", "b"]}, [("a", [0]), ("bd", [1, 3]), ("c", [2]), ("e", [4])]),
+    ({"bde": [3, 1, -1]}, [("a", [0]), ("bde", [1, 3, 4]), ("c", [2])]),
+    ({"ce": ["e", 2], "ab": [0, "b"]}, [("ab", [0, 1]), ("ce", [2, 4]), ("d", [3])]),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", ArrayBackend(np)], ids=["numba", "array twin"])
+@pytest.mark.parametrize("method", ["prefix_suffix", "quadrature"])
+@pytest.mark.parametrize("statistic", ["unbiased", "biased"])
+@pytest.mark.parametrize("feature_groups, players", GROUPINGS)
+def test_feature_groups_match_brute_force_of_the_grouped_statistic(feature_groups, players, statistic, method, device):
+    rng = np.random.default_rng(14)
+    X, Z = rng.normal(size=(12, 5)), rng.normal(size=(9, 5)) * [1.0, 1.5, 1.0, 0.7, 1.2] + 0.2
+    sigma = rng.uniform(0.5, 2.0, size=5)
+    names = list("abcde")
+    fitted = MMDAttribution(
+        bandwidth=sigma, statistic=statistic, feature_groups=feature_groups, method=method, device=device
+    ).fit(pd.DataFrame(X, columns=names), pd.DataFrame(Z, columns=names))
+
+    def value(coalition):  # MMD² on the columns of the coalition's players
+        columns = [j for p in coalition for j in players[p][1]]
+        return mmd2_textbook(X[:, columns], Z[:, columns], sigma[columns], statistic == "unbiased")
+
+    expected = brute_force_shapley(value, len(players))
+    np.testing.assert_allclose(fitted.attributions_, expected, rtol=0, atol=1e-10)
+    assert fitted.attributions_.sum() == pytest.approx(fitted.mmd2_, abs=1e-10)
+    assert fitted.mmd2_ == pytest.approx(mmd2_textbook(X, Z, sigma, statistic == "unbiased"), abs=1e-12)
+    assert fitted.feature_groups_.names == fitted.explain().feature_names == [name for name, _ in players]
+
+
+def test_feature_groups_leave_the_statistic_and_the_p_value_alone():
+    rng = np.random.default_rng(15)
+    X, Z = rng.normal(size=(25, 4)), rng.normal(size=(20, 4)) + [0.0, 0.8, 0.0, 0.8]
+    grouped = MMDAttribution(n_permutations=19, random_state=0, feature_groups={"shifted": [1, 3]}).fit(X, Z)
+    plain = MMDAttribution(n_permutations=19, random_state=0).fit(X, Z)
+    assert grouped.feature_groups_.names == ["x0", "shifted", "x2"]
+    assert grouped.mmd2_ == pytest.approx(plain.mmd2_, rel=1e-12) and grouped.p_value_ == plain.p_value_
+
+
+@pytest.mark.parametrize(
+    "feature_groups, match",
+    [
+        ({"g": ["x0", "height"]}, "'height', which is not a column"),
+        ({"g": ["x0", "x1"], "h": ["x2", 1]}, "'x1' appears in groups 'g' and 'h'"),
+    ],
+)
+def test_bad_feature_groups_are_refused_in_fit(feature_groups, match):
+    X = np.random.default_rng(16).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=match):
+        MMDAttribution(feature_groups=feature_groups).fit(X, X + 1.0)
 
 
 def test_small_worked_example():
@@ -119,6 +175,7 @@ def test_explain_changes_nothing_and_threads_agree():
         ("bandwidth", 0.0),
         ("statistic", "V"),
         ("n_permutations", 0),
+        ("feature_groups", ["x0"]),
         ("method", "brute_force"),
         ("device", "tpu"),
         ("random_state", "seed"),

@@ -98,6 +98,32 @@ def test_two_factor_game_matches_enumeration(d):
                 np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("with_references", [False, True])
+def test_grouped_players_match_enumeration(with_references):
+    """Players that are groups of columns: v(T) = Σ_i α_i mean_l Π over the columns of T of a, of the rest of b."""
+    rng = np.random.default_rng(20)
+    d = 6
+    anchors, alpha, kinds, gammas = random_problem(d, rng)
+    players = np.array([1, 0, 2, 0, 1, 3])  # any numbering: player 0 owns columns 1 and 3
+    x = rng.normal(size=(2, d))
+    references = rng.normal(size=(3, d)) if with_references else None
+    for row_index, row in enumerate(x):
+        a = factors(row, anchors, kinds, gammas)
+        b = np.ones((1,) + a.shape) if references is None else [factors(r, anchors, kinds, gammas) for r in references]
+
+        def value(s, a=a, b=b):
+            present = np.isin(players, s)
+            return np.mean([alpha @ np.prod(np.where(present, a, bl), axis=1) for bl in b])
+
+        expected = brute_force_shapley(value, 4)
+        for backend in BACKENDS.values():
+            for method in METHODS:
+                got = backend.product_kernel_shapley(
+                    x, anchors, references, kinds, gammas, alpha.reshape(1, -1, 1), method, players=players
+                )
+                np.testing.assert_allclose(got[row_index, :, 0], expected, rtol=0, atol=1e-12)
+
+
 def test_cauchy_factors_and_multiple_outputs_and_per_query_weights():
     rng = np.random.default_rng(3)
     d, n = 5, 6
@@ -275,6 +301,11 @@ def test_malformed_calls_are_refused():
             backend.product_kernel_shapley(x, anchors, None, kinds[:2], gammas, np.ones((1, 4, 1)), "quadrature")
         with pytest.raises(ValueError, match="method"):
             backend.product_kernel_shapley(x, anchors, None, kinds, gammas, np.ones((1, 4, 1)), "auto")
+        for players in (np.array([0, 1]), np.array([0, 2, 2]), np.array([0.0, 1.0, 1.0])):  # length, gap, floats
+            with pytest.raises(ValueError, match="players"):
+                backend.product_kernel_shapley(
+                    x, anchors, None, kinds, gammas, np.ones((1, 4, 1)), "quadrature", players=players
+                )
         with pytest.raises(ValueError, match="overflows"):
             wide = np.zeros((1, 1001))
             backend.product_kernel_shapley(

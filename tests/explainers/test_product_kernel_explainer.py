@@ -145,6 +145,97 @@ def test_all_methods_agree_on_a_model(regression, value_function):
         np.testing.assert_allclose(other, results[0], atol=1e-10)
 
 
+GROUPED_KERNELS = ["rbf", "laplacian", "cauchy", "rbf", "laplacian", "cauchy"]
+GROUPED_COLUMNS = list("abcdef")
+
+
+def dual_model(x, anchors, alpha, gammas, intercept):
+    """f(x) = b + Σ_i α_i Π_j k_j(x_j, X_ij) for the kernels of GROUPED_KERNELS, written out."""
+    diff = x[:, None, :] - anchors[None]
+    kinds = np.array(GROUPED_KERNELS)
+    factors = np.where(
+        kinds == "rbf",
+        np.exp(-gammas * diff**2),
+        np.where(kinds == "laplacian", np.exp(-gammas * np.abs(diff)), 1.0 / (1.0 + gammas * diff**2)),
+    )
+    return factors, intercept + np.prod(factors, axis=2) @ alpha
+
+
+GROUPINGS = [  # feature_groups, and the players they make: (name, columns), ordered by first column
+    ({"bdf": ["d", "b", "f"]}, [("a", [0]), ("bdf", [1, 3, 5]), ("c", [2]), ("e", [4])]),
+    ({"bdf": [3, 1, -1]}, [("a", [0]), ("bdf", [1, 3, 5]), ("c", [2]), ("e", [4])]),
+    ({"fe": ["f", "e"], "bd": [3, "b"]}, [("a", [0]), ("bd", [1, 3]), ("c", [2]), ("fe", [4, 5])]),
+]
+
+
+@pytest.mark.parametrize("method", ["prefix_suffix", "quadrature", "brute_force"])
+@pytest.mark.parametrize("value_function", ["pkex", "interventional"])
+@pytest.mark.parametrize("feature_groups, players", GROUPINGS)
+def test_feature_groups_match_brute_force_of_the_grouped_game(feature_groups, players, value_function, method):
+    rng = np.random.default_rng(12)
+    anchors, alpha = rng.normal(size=(9, 6)), rng.normal(size=9)
+    gammas, intercept = rng.uniform(0.2, 1.5, size=6), 0.7
+    background = pd.DataFrame(rng.normal(size=(4, 6)), columns=GROUPED_COLUMNS)
+    x = rng.normal(size=(3, 6))
+    explainer = ProductKernelShapExplainer.from_dual(
+        alpha,
+        anchors,
+        kernel=GROUPED_KERNELS,
+        gamma=gammas,
+        intercept=intercept,
+        value_function=value_function,
+        method=method,
+        background_size=None,
+        feature_groups=feature_groups,
+    ).fit(background)
+    explanation = explainer.explain(pd.DataFrame(x, columns=GROUPED_COLUMNS))
+    assert explanation.feature_names == [name for name, _ in players]
+    for row, values, data in zip(x, explanation.values, explanation.data, strict=True):
+
+        def value(coalition, row=row):
+            present = np.zeros(6, bool)
+            for p in coalition:
+                present[players[p][1]] = True
+            if value_function == "pkex":  # absent factors are 1
+                factors = dual_model(row[None], anchors, alpha, gammas, intercept)[0][0]
+                return intercept + np.prod(np.where(present, factors, 1.0), axis=1) @ alpha
+            rows = np.where(present, row, background.to_numpy())  # absent columns from the background rows
+            return dual_model(rows, anchors, alpha, gammas, intercept)[1].mean()
+
+        np.testing.assert_allclose(values, brute_force_shapley(value, len(players)), rtol=0, atol=1e-10)
+        f_x = dual_model(row[None], anchors, alpha, gammas, intercept)[1][0]
+        assert values.sum() + explainer.expected_value_ == pytest.approx(f_x, abs=1e-10)
+        expected_data = [row[columns[0]] if len(columns) == 1 else np.nan for _, columns in players]
+        np.testing.assert_array_equal(data, expected_data)
+
+
+def test_feature_groups_by_index_on_arrays_and_names_of_the_fitted_groups(regression):
+    X, y = regression
+    model = SVR(C=10.0).fit(X, y)
+    grouped = ProductKernelShapExplainer(model, feature_groups={"x13": [3, 1]}).fit(X)
+    assert grouped.feature_groups_.names == ["x0", "x13", "x2", "x4"]
+    assert grouped.feature_names_ == [f"x{j}" for j in range(D)]
+    explanation = grouped.explain(X[:4])
+    assert explanation.values.shape == (4, 4) and explanation.feature_names == grouped.feature_groups_.names
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(X[:4]), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "feature_groups, match",
+    [
+        ({"g": ["f0", "height"]}, "'height', which is not a column"),
+        ({"g": ["f0", "f1"], "h": ["f2", 1]}, "'f1' appears in groups 'g' and 'h'"),
+        ({"g": [7]}, "column index 7, but there are 5 columns"),
+    ],
+)
+def test_bad_feature_groups_are_refused_in_fit(regression, feature_groups, match):
+    X, y = regression
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(D)])
+    explainer = ProductKernelShapExplainer(SVR().fit(frame, y), feature_groups=feature_groups)
+    with pytest.raises(ValueError, match=match):
+        explainer.fit(frame)
+
+
 def test_symmetry_and_permutation_of_features():
     rng = np.random.default_rng(0)
     anchors = rng.normal(size=(20, 4))
@@ -268,6 +359,7 @@ def test_threads_give_the_serial_values(regression, value_function):
         ("value_function", "observational"),
         ("method", "newton"),
         ("background_size", 0),
+        ("feature_groups", ["f0"]),
         ("device", "tpu"),
         ("random_state", "seed"),
         ("progress", "yes"),
