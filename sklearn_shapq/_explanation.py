@@ -98,7 +98,7 @@ def explanation_data(
 
     Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
     one column per player (:meth:`FeatureGroups.player_data`: a group's ``data`` is NaN), and a
-    group's ``display_data`` is the tuple of its cells.
+    group's ``display_data`` is its cells joined by ", " (a string, as shap's plots label with).
     """
     cells = None if codec is None else codec.cells(array)
     if groups is None:
@@ -106,5 +106,8 @@ def explanation_data(
     cells = array.astype(object) if cells is None else cells
     display = np.empty((array.shape[0], groups.n_players), dtype=object)
     for player, members in enumerate(groups.members):  # a loop over the few players
-        display[:, player] = cells[:, members[0]] if members.size == 1 else list(map(tuple, cells[:, members]))
+        if members.size == 1:
+            display[:, player] = cells[:, members[0]]
+        else:
+            display[:, player] = [", ".join(map(str, row)) for row in cells[:, members]]
     return groups.player_data(array), display

@@ -78,7 +78,7 @@ def check_data(
             array = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must be numeric: {exc}") from exc
-    _check_array(array, name, n_features, allow_nan, nan_hint)
+    _check_array(array, name, n_features, allow_nan, nan_hint, names)
     _check_names(names, feature_names, name)
     return np.ascontiguousarray(array), names
 
@@ -128,7 +128,7 @@ def check_table(
     if not _is_dataframe(X):
         raise TypeError(
             f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
-            f"columns {codec.columns}."
+            f"columns {codec.coded_columns}."
         )
     names = [str(c) for c in X.columns]
     _check_names(names, feature_names, name)
@@ -136,7 +136,7 @@ def check_table(
         codec, array = TableCodec.from_frame(X)
     else:
         codec, array = codec.encode(X, name)
-    _check_array(array, name, n_features, allow_nan, nan_hint)
+    _check_array(array, name, n_features, allow_nan, nan_hint, names)
     return array, names, codec
 
 
@@ -157,7 +157,9 @@ def has_non_numeric_columns(X: Any) -> bool:
     return not all(is_numeric_dtype(t) or is_bool_dtype(t) for t in X.dtypes)
 
 
-def _check_array(array: np.ndarray, name: str, n_features: int | None, allow_nan: bool, nan_hint: str) -> None:
+def _check_array(
+    array: np.ndarray, name: str, n_features: int | None, allow_nan: bool, nan_hint: str, columns: list | None = None
+) -> None:
     if array.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features), got shape {array.shape}; "
@@ -168,11 +170,11 @@ def _check_array(array: np.ndarray, name: str, n_features: int | None, allow_nan
     if array.shape[1] == 0:
         raise ValueError(f"{name} has no features.")
     if not allow_nan:
-        refuse_missing_values(array, name, nan_hint)
+        refuse_missing_values(array, name, nan_hint, columns)
     infinite = np.isinf(array)
     if infinite.any():
         rows, cols = np.nonzero(infinite)
-        raise ValueError(f"{name} contains infinity ({rows.size} entries, first at row {rows[0]}, column {cols[0]}).")
+        raise ValueError(f"{name} contains infinity ({_where(rows, cols, columns)}).")
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
 
@@ -184,8 +186,8 @@ KERNEL_NAN_HINT = (
 """Why the kernel classes (product-kernel explainer, HSIC, MMD) refuse missing values."""
 
 
-def refuse_missing_values(array: np.ndarray, name: str, hint: str = "") -> None:
-    """Raise a ValueError saying where ``array`` has NaN, and ``hint`` (why, what to do).
+def refuse_missing_values(array: np.ndarray, name: str, hint: str = "", columns: list | None = None) -> None:
+    """Raise a ValueError saying where ``array`` has NaN (by column name when ``columns`` are given), and ``hint``.
 
     Examples
     --------
@@ -198,9 +200,13 @@ def refuse_missing_values(array: np.ndarray, name: str, hint: str = "") -> None:
     if missing.any():
         rows, cols = np.nonzero(missing)
         raise ValueError(
-            f"{name} contains missing values (NaN) ({rows.size} entries, first at row {rows[0]}, column {cols[0]})."
-            + (f" {hint}" if hint else "")
+            f"{name} contains missing values (NaN) ({_where(rows, cols, columns)})." + (f" {hint}" if hint else "")
         )
+
+
+def _where(rows: np.ndarray, cols: np.ndarray, columns: list | None) -> str:
+    column = f"column {cols[0]}" if columns is None else f"column {columns[cols[0]]!r}"
+    return f"{rows.size} entries, first at row {rows[0]}, {column}"
 
 
 def _check_names(names: list[str] | None, feature_names: list[str] | None, name: str) -> None:

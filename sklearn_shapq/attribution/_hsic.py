@@ -211,7 +211,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             y_numeric=False,
             ensure_all_finite="allow-nan",
         )
-        refuse_missing_values(X, "X", KERNEL_NAN_HINT)
+        refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])
         n_selected = self._n_selected(groups.n_players)
         target, kind, sigma_y = self._target_kernel(y)

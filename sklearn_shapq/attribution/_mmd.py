@@ -222,7 +222,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             exist, or a column in two groups), or a bandwidth array that is not d positive numbers.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
-        refuse_missing_values(X, "X", KERNEL_NAN_HINT)
+        refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])
         names = getattr(self, "feature_names_in_", None)
         Z, _ = check_data(

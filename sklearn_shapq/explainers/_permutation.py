@@ -103,12 +103,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         one value, under its name (e.g. the one-hot columns of one variable, a sensor's channels).
         A column may be in one group only; a column no group names stays a player of its own.
         Players are ordered by their first column. With groups, ``data`` holds a group's cells
-        as NaN and ``display_data`` as a tuple.
+        as NaN and ``display_data`` as its cells joined by ", ".
     allow_nan : "auto" or bool, default="auto"
-        Whether missing values (NaN, and missing cells of a DataFrame) in the data reach the
-        model. "auto": yes for estimators and xgboost models (one that cannot take them fails
-        with an error naming it), no for a plain callable (say ``allow_nan=True`` if it takes
-        NaN). A model that returns NaN or infinity is always an error.
+        Whether missing values (NaN in number and category columns) in the data reach the model
+        (a missing cell of a string column is passed as it was, None or NaN, like any string).
+        "auto": yes for estimators and xgboost models (one that cannot take them fails with an
+        error naming it), no for a plain callable (say ``allow_nan=True`` if it takes NaN). A
+        model that returns NaN or infinity is always an error.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
         What is explained. "auto": a classifier's margin (``decision_function`` or xgboost's
         margin) where it has one, else its log-odds; a regressor's prediction. A binary classifier
@@ -252,7 +253,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         model_names = getattr(self.model, "feature_names_in_", None)
         nan_policy = missing_value_policy(self.allow_nan, self.model)
-        array, names, codec = check_table(X, name="X_background", feature_names=model_names, **nan_policy)
+        array, names, codec = check_table(X, name="X", feature_names=model_names, **nan_policy)
         feature_names = default_feature_names(array.shape[1], names, model_names)
         groups = resolve_feature_groups(self.feature_groups, feature_names)
         self.sampler_, self.max_evals_ = self._resolve(groups.n_players)

@@ -23,8 +23,9 @@ class TableCodec:
 
     Column kinds: numpy numbers and bools are their own codes; pandas nullable numbers
     (``Int64``, ``Float64``, ``boolean``) too, with NaN for ``<NA>``; ``category`` columns are
-    coded by their category index; any other column (strings, objects, pandas ``str``) by the
-    index of its value among the values seen so far. A missing cell is NaN in every kind.
+    coded by their category index, NaN when missing; any other column (strings, objects, pandas
+    ``str``) by the index of its value among the values seen so far, and a missing cell by
+    −1 − the index of its kind of missing value (None, NaN, ``pd.NA``: each decodes to itself).
 
     Attributes
     ----------
@@ -36,8 +37,8 @@ class TableCodec:
         How each column is coded.
     levels : list of ndarray or None
         Values of each "levels" column, in order of first appearance (None for the other kinds).
-    missing : list
-        The value a missing cell of a "levels" column decodes to (as it was in the data).
+    missing : list of tuple or None
+        The kinds of missing value seen in each "levels" column (None, NaN, ``pd.NA``, …).
 
     Examples
     --------
@@ -45,7 +46,7 @@ class TableCodec:
     >>> frame = pd.DataFrame({"colour": ["red", None, "blue"], "size": [1, 2, 3]})
     >>> codec, codes = TableCodec.from_frame(frame)
     >>> codes.tolist()
-    [[0.0, 1.0], [nan, 2.0], [1.0, 3.0]]
+    [[0.0, 1.0], [-1.0, 2.0], [1.0, 3.0]]
     >>> codec.decode(codes[[2, 0]]).values.tolist()
     [['blue', 3], ['red', 1]]
     """
@@ -54,7 +55,12 @@ class TableCodec:
     dtypes: list
     kinds: list[str]
     levels: list[np.ndarray | None]
-    missing: list[Any]
+    missing: list[tuple | None]
+
+    @property
+    def coded_columns(self) -> list:
+        """The columns coded by level or category (those that are not numbers)."""
+        return [c for c, kind in zip(self.columns, self.kinds, strict=True) if kind in (_CATEGORY, _LEVELS)]
 
     @classmethod
     def from_frame(cls, frame: Any) -> tuple[TableCodec, np.ndarray]:
@@ -64,10 +70,7 @@ class TableCodec:
         codec = cls(list(frame.columns), list(frame.dtypes), kinds, [None] * d, [None] * d)
         for j, kind in enumerate(kinds):
             if kind == _LEVELS:
-                column = frame.iloc[:, j]
-                missing = column[column.isna()]
-                codec.missing[j] = missing.iloc[0] if missing.size else np.nan
-                codec.levels[j] = np.empty(0, dtype=object)
+                codec.levels[j], codec.missing[j] = np.empty(0, dtype=object), ()
         return codec.encode(frame)
 
     def encode(self, frame: Any, name: str = "X") -> tuple[TableCodec, np.ndarray]:
@@ -83,19 +86,14 @@ class TableCodec:
             with other categories, strings where numbers were).
         """
         codes = np.empty((frame.shape[0], len(self.columns)))
-        levels = list(self.levels)
+        levels, missing = list(self.levels), list(self.missing)
         for j, (kind, dtype) in enumerate(zip(self.kinds, self.dtypes, strict=True)):
             column = frame.iloc[:, j]
             if kind == _CATEGORY:
-                if column.dtype != dtype:
-                    raise TypeError(
-                        f"Column {self.columns[j]!r} of {name} has dtype {column.dtype}, but the explainer was "
-                        f"fitted with {dtype}: categories must be the same (and in the same order)."
-                    )
-                cells = column.cat.codes.to_numpy(dtype=np.float64)
+                cells = _category_codes(column, dtype, f"Column {self.columns[j]!r} of {name}")
                 codes[:, j] = np.where(cells < 0, np.nan, cells)
             elif kind == _LEVELS:
-                codes[:, j], levels[j] = _level_codes(column, levels[j])
+                codes[:, j], levels[j], missing[j] = _level_codes(column, levels[j], missing[j])
             else:
                 if _kind(column.dtype) not in (_NUMBER, _NULLABLE):
                     raise TypeError(
@@ -103,8 +101,8 @@ class TableCodec:
                         f"fitted with numbers ({dtype})."
                     )
                 codes[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
-        same = all(new is old for new, old in zip(levels, self.levels, strict=True))
-        return (self if same else replace(self, levels=levels)), codes
+        same = all(new is old for new, old in zip(levels + missing, self.levels + self.missing, strict=True))
+        return (self if same else replace(self, levels=levels, missing=missing)), codes
 
     def decode(self, codes: np.ndarray) -> Any:
         """Return the DataFrame whose codes are ``codes`` (n, d): original columns and dtypes."""
@@ -140,18 +138,22 @@ class TableCodec:
 
         rows = codes.copy()
         for j, kind in enumerate(self.kinds):
-            if kind == _LEVELS and self.levels[j].size:
-                hashes = pd.util.hash_array(self.levels[j].astype(str)) >> np.uint64(11)  # 53 bits: exact floats
-                present = ~np.isnan(codes[:, j])
-                rows[present, j] = hashes[codes[present, j].astype(np.intp)].astype(np.float64)
+            if kind == _LEVELS:
+                names = [repr(v) for v in self.levels[j]] + [f"missing {type(v).__name__}" for v in self.missing[j]]
+                hashes = pd.util.hash_array(np.array(names, dtype=object)) >> np.uint64(11)  # 53 bits: exact floats
+                rows[:, j] = hashes[self._level_index(j, codes[:, j])].astype(np.float64)
         return rows
+
+    def _level_index(self, j: int, column: np.ndarray) -> np.ndarray:
+        """Index of each code in the levels followed by the kinds of missing value."""
+        return np.where(column < 0, self.levels[j].size - 1 - column, column).astype(np.intp)
 
     def _level_values(self, j: int, column: np.ndarray, dtype: Any) -> Any:
         import pandas as pd
 
-        table = np.append(self.levels[j], np.array([self.missing[j]], dtype=object))
-        values = table[np.where(np.isnan(column), table.size - 1, column).astype(np.intp)]
-        return pd.Series(values, dtype=dtype, copy=False)  # object stays object (pandas 3 would infer str)
+        table = np.empty(self.levels[j].size + len(self.missing[j]), dtype=object)
+        table[: self.levels[j].size], table[self.levels[j].size :] = self.levels[j], self.missing[j]
+        return pd.Series(table[self._level_index(j, column)], dtype=dtype, copy=False)  # object stays object
 
 
 def keyed_content(array: np.ndarray, codec: TableCodec | None) -> np.ndarray:
@@ -173,18 +175,45 @@ def _kind(dtype: Any) -> str:
     return _LEVELS
 
 
-def _level_codes(column: Any, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of a "levels" column's cells, and the levels extended by values not seen before."""
+def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
+    """Category codes (float, −1 if missing) of ``column`` under the fitted ``dtype``.
+
+    Another categorical dtype, strings or objects are recoded to the fitted categories (as the
+    models do); a value that is not one of them is an error that lists them.
+    """
     import pandas as pd
 
-    present = column.notna().to_numpy()
-    values = column.to_numpy(dtype=object)[present]
-    known = pd.Index(levels)
-    positions = known.get_indexer(values) if levels.size else np.full(values.size, -1)
+    same = str(column.dtype) == "category" and column.dtype.categories.equals(dtype.categories)
+    if not (same and column.dtype.ordered == dtype.ordered):  # unordered dtypes compare equal in any order
+        unknown = set(column.dropna().unique()) - set(dtype.categories)
+        if unknown:
+            raise TypeError(
+                f"{what} has values {sorted(map(str, unknown))} that are not among the categories the explainer "
+                f"was fitted with, {list(dtype.categories)}; map them to those first."
+            )
+        return pd.Categorical(column.to_numpy(dtype=object), dtype=dtype).codes.astype(np.float64)
+    return column.cat.codes.to_numpy(dtype=np.float64)
+
+
+def _level_codes(column: Any, levels: np.ndarray, missing: tuple) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Codes of a "levels" column's cells, with the levels and kinds of missing value extended by new ones."""
+    import pandas as pd
+
+    cells = column.to_numpy(dtype=object)
+    absent = column.isna().to_numpy()
+    values = cells[~absent]
+    positions = pd.Index(levels).get_indexer(values) if levels.size else np.full(values.size, -1)
     new = pd.unique(values[positions < 0])
     if new.size:
         levels = np.concatenate([levels, np.asarray(new, dtype=object)])
         positions = pd.Index(levels).get_indexer(values)
-    codes = np.full(column.shape[0], np.nan)
-    codes[present] = positions
-    return codes, levels
+    codes = np.empty(cells.shape[0])
+    codes[~absent] = positions
+    if absent.any():  # a loop over the missing cells only: None, NaN and pd.NA stay what they were
+        kinds = [type(v) for v in missing]
+        for row in np.flatnonzero(absent):
+            if type(cells[row]) not in kinds:
+                kinds.append(type(cells[row]))
+                missing = (*missing, cells[row])
+            codes[row] = -1 - kinds.index(type(cells[row]))
+    return codes, levels, missing

@@ -32,6 +32,7 @@ from sklearn_shapq._validation import (
     has_non_numeric_columns,
     is_class_target,
     missing_value_policy,
+    refuse_missing_values,
 )
 from sklearn_shapq.backends import CpuBackend, resolve_backend
 from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
@@ -308,14 +309,27 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = not self.prefit
         tags.non_deterministic = self.random_state is None
+        tags.input_tags.allow_nan = self._takes_missing_values(self.estimator)  # transform takes what fit took
         return tags
+
+    def _takes_missing_values(self, estimator: Any) -> bool:
+        """Whether the selector passes NaN to ``estimator`` (``allow_nan``, else its tag)."""
+        if self.allow_nan != "auto":
+            return bool(self.allow_nan)
+        return estimator is not None and takes_missing_values(estimator)
+
+    def transform(self, X: Any) -> Any:
+        """Keep the selected columns of ``X`` (only after a fit with y: the local mode selects nothing)."""
+        self._get_support_mask()
+        return super().transform(X)
 
     # ------------------------------------------------------------------ validation
 
     def _check_params(self, d: int) -> None:
         """Check what the constraints cannot: k against d, and PAC mode against the method."""
         if self.k > d:
-            raise ValueError(f"k must be an int between 1 and the number of features {d}, got {self.k!r}.")
+            players = "features" if self.feature_groups is None else "players (groups and ungrouped features)"
+            raise ValueError(f"k must be an int between 1 and the number of {players} {d}, got {self.k!r}.")
         if self.epsilon is not None and not TOPK_ESTIMATORS[self.method].pac:
             pac = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
             raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
@@ -390,10 +404,16 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                     "column subsets, so encode them as numbers first (explain() takes raw tables: fit a "
                     "prefit estimator without y)."
                 )
-            takes_nan = self.allow_nan is True or (self.allow_nan == "auto" and takes_missing_values(estimator))
-            X, y = validate_data(
-                self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan" if takes_nan else True
-            )
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan")
+            if not self._takes_missing_values(estimator):
+                refuse_missing_values(
+                    X,
+                    "X",
+                    f"{type(estimator).__name__} does not take missing values (its allow_nan tag): impute them first "
+                    "(e.g. a Pipeline starting with SimpleImputer), use an estimator that takes them "
+                    "(HistGradientBoosting, xgboost), or say allow_nan=True.",
+                    getattr(self, "feature_names_in_", None),
+                )
             self._codec = None
         names = default_feature_names(X.shape[1], getattr(self, "feature_names_in_", None))
         self.feature_groups_ = resolve_feature_groups(self.feature_groups, names)

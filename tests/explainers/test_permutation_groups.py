@@ -28,7 +28,21 @@ def test_groups_on_a_raw_table_are_exact_against_brute_force_over_groups():
 
     expected = np.array([brute_force_shapley(lambda s, r=r: grouped_value(r, s), 3) for r in range(2)])
     np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
-    assert explanation.display_data[0, 1] == (rows.workclass.iloc[0], rows.hours.iloc[0])
+    assert explanation.display_data[0, 1] == f"{rows.workclass.iloc[0]}, {rows.hours.iloc[0]}"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import shap
+
+    for draw in (
+        lambda: shap.plots.waterfall(explanation[0], show=False),
+        lambda: shap.plots.bar(explanation[0], show=False),
+        lambda: shap.plots.bar(explanation, show=False),
+        lambda: shap.plots.force(explanation[0], matplotlib=True, show=False),
+    ):
+        draw()
+        plt.close("all")
     assert np.isnan(explanation.data[:, :2]).all() and explanation.display_data[0, 2] == rows.education.iloc[0]
 
 

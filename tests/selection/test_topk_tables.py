@@ -44,7 +44,8 @@ def test_the_selector_takes_missing_values_when_its_estimator_does():
         HistGradientBoostingRegressor(max_iter=30), k=2, cv=3, max_evals=150, t_min=5, random_state=0, progress=False
     )
     assert sorted(selector.fit(X, y).get_support(indices=True).tolist()) == [0, 4]
-    with pytest.raises(ValueError, match="NaN"):
+    assert selector.transform(X).shape == (400, 2)  # transform takes what fit took (a Pipeline step)
+    with pytest.raises(ValueError, match=r"missing values \(NaN\) .* LinearRegression does not take missing values"):
         TopKShapley(LinearRegression(), k=2, cv=3, max_evals=150, t_min=5, progress=False).fit(X, y)
 
 
@@ -65,6 +66,13 @@ def test_the_selector_keeps_or_drops_a_group_whole():
     assert explanation.feature_names == ["a", "bd", "c", "e"] and explanation.values.shape == (2, 4)
 
 
+def test_transform_after_an_explain_only_fit_says_why_it_selects_nothing():
+    frame, y = people(100, seed=25)
+    explainer = TopKShapley(census_pipeline(frame, y), k=2, prefit=True, progress=False).fit(frame)
+    with pytest.raises(ValueError, match="selects nothing"):
+        explainer.transform(frame)
+
+
 def test_the_selector_refuses_string_columns_with_the_reason():
     frame, y = people(100, seed=23)
     with pytest.raises(TypeError, match="refits the estimator on column subsets"):
@@ -73,5 +81,7 @@ def test_the_selector_refuses_string_columns_with_the_reason():
 
 def test_k_counts_players():
     X = np.random.default_rng(24).normal(size=(50, 4))
-    with pytest.raises(ValueError, match="k must be an int between 1 and the number of features 2"):
+    with pytest.raises(
+        ValueError, match=r"k must be an int between 1 and the number of players \(groups and ungrouped features\) 2"
+    ):
         TopKShapley(LinearRegression(), k=3, feature_groups={"g": [0, 1, 2]}, progress=False).fit(X, X[:, 0])
