@@ -101,6 +101,15 @@ class TableCodec:
                         f"fitted with numbers ({dtype})."
                     )
                 codes[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+                if (
+                    kind == _NUMBER
+                    and np.dtype(dtype).kind in "biu"
+                    and not np.array_equal(codes[:, j], np.round(codes[:, j]))
+                ):
+                    raise TypeError(
+                        f"Column {self.columns[j]!r} of {name} has missing or fractional values, but the explainer "
+                        f"was fitted with {dtype}: make it a float (or nullable Int64) column in both."
+                    )
         same = all(new is old for new, old in zip(levels + missing, self.levels + self.missing, strict=True))
         return (self if same else replace(self, levels=levels, missing=missing)), codes
 

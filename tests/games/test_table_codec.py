@@ -109,3 +109,12 @@ def test_none_and_nan_stay_apart():
     assert later.decode(later_codes)["c"].tolist()[0] is pd.NA and later.decode(later_codes)["c"].tolist()[1] is None
     keys = row_keys(0, later.key_rows(np.concatenate([codes, later_codes])))
     assert keys[1] == keys[5] and len(set(keys.tolist())) == 5  # None twice: one key; NaN, pd.NA, a, b apart
+
+
+def test_an_int_column_with_nan_or_fractions_at_explain_is_refused_not_cast():
+    codec, _ = TableCodec.from_frame(pd.DataFrame({"s": ["a", "b"], "age": np.array([30, 40])}))
+    for age in ([np.nan, 41.0], [30.5, 41.0]):
+        with pytest.raises(TypeError, match="Column 'age' of X has missing or fractional values"):
+            codec.encode(pd.DataFrame({"s": ["a", "b"], "age": age}))
+    _, codes = codec.encode(pd.DataFrame({"s": ["a", "b"], "age": [31.0, 42.0]}))  # whole floats: fine
+    assert codec.decode(codes)["age"].tolist() == [31, 42]
