@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-A generated census-like table (``sklearn_shapq._census_table.make_census_table``, ``--rows`` rows,
+A generated census-like table (``sklearn_shapq.datasets.make_census_table``, ``--rows`` rows,
 default 2000): ``age`` (int), ``workclass`` (strings, 10% missing), ``education`` (ordered
 category), ``occupation`` (strings), ``hours`` (float, 15% NaN), ``married`` (bool), ``capital``
 (float). Two models take it raw:
@@ -55,7 +55,7 @@ import sklearn
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq._census_table import STRING_COLUMNS, make_census_pipeline, make_census_table
+from sklearn_shapq.datasets import make_census_pipeline, make_census_table
 from sklearn_shapq.games import TableCodec
 
 RESULTS = Path(__file__).parent / "results"
@@ -63,7 +63,7 @@ RESULTS = Path(__file__).parent / "results"
 
 def models(table: pd.DataFrame, y: np.ndarray) -> dict[str, tuple[Any, pd.DataFrame]]:
     """Each model, fitted, with the table as it takes it."""
-    categorical = table.astype({name: "category" for name in STRING_COLUMNS})
+    categorical = table.astype({name: "category" for name in ("workclass", "occupation")})
     hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=50, random_state=0)
     return {"pipeline": (make_census_pipeline(table, y), table), "hgb": (hgb.fit(categorical, y), categorical)}
 

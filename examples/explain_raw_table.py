@@ -21,7 +21,7 @@ from sklearn.cluster import KMeans
 from sklearn.pipeline import make_pipeline
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq._census_table import make_census_pipeline, make_census_table
+from sklearn_shapq.datasets import make_census_pipeline, make_census_table
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--out", default="example_output")

@@ -192,7 +192,7 @@ def _table_section(out: Path, n_rows: int, seed: int) -> dict:
     import shap
 
     from sklearn_shapq import PermutationShapExplainer
-    from sklearn_shapq._census_table import make_census_pipeline, make_census_table
+    from sklearn_shapq.datasets import make_census_pipeline, make_census_table
 
     table, y = make_census_table(2000, random_state=seed)
     model = make_census_pipeline(table, y)

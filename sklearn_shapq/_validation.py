@@ -107,8 +107,9 @@ def check_table(
     codec : TableCodec or None
         The codec from ``fit``, if any.
     tables : bool, default=True
-        Whether a table with non-numeric columns is taken without a ``codec`` (in ``fit``; not
-        after a fit on numbers).
+        Whether a DataFrame with columns other than floats is coded without a ``codec`` (in
+        ``fit``; not after a fit on numbers). Its masked rows then reach the model with the
+        original dtypes; an array or a DataFrame of floats takes the numeric path.
 
     Returns
     -------
@@ -118,7 +119,7 @@ def check_table(
     codec : TableCodec or None
         The codec of ``X`` (``codec`` extended by levels first seen in ``X``), or None for numbers.
     """
-    if codec is None and not (tables and has_non_numeric_columns(X)):
+    if codec is None and not (tables and _has_columns_besides_floats(X)):
         return (
             *check_data(
                 X, name=name, n_features=n_features, feature_names=feature_names, allow_nan=allow_nan, nan_hint=nan_hint
@@ -146,6 +147,11 @@ def _refuse_sparse(X: Any, name: str) -> None:
             f"{name} is a sparse matrix; the explainers need dense rows (they copy cells between rows). "
             "Densify it with X.toarray() (or pass a DataFrame)."
         )
+
+
+def _has_columns_besides_floats(X: Any) -> bool:
+    """Whether ``X`` is a DataFrame with a column that is not of a numpy float dtype."""
+    return _is_dataframe(X) and not all(isinstance(t, np.dtype) and t.kind == "f" for t in X.dtypes)
 
 
 def has_non_numeric_columns(X: Any) -> bool:

@@ -82,8 +82,9 @@ class TableCodec:
         Raises
         ------
         TypeError
-            A column whose dtype differs from the one the codec was made from (a category column
-            with other categories, strings where numbers were).
+            A column whose cells cannot take the dtype the codec was made from: strings where
+            numbers were, values outside a category column's categories, missing or fractional
+            values in an int or bool column.
         """
         codes = np.empty((frame.shape[0], len(self.columns)))
         levels, missing = list(self.levels), list(self.missing)

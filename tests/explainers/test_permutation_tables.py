@@ -184,7 +184,7 @@ def test_other_categories_than_in_fit_are_refused():
     frame = frame.drop(columns="workclass")
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=5).fit(frame, y)
     explainer = PermutationShapExplainer(model, max_evals=40, progress=False).fit(frame)
-    other = frame.iloc[:2].assign(education=pd.Categorical(["hs", "phd"]))
+    other = frame.iloc[:2].assign(education=pd.Categorical(["school", "phd"]))
     with pytest.raises(TypeError, match=r"Column 'education' of X has values \['phd'\]"):
         explainer.explain(other)
 
@@ -201,15 +201,34 @@ def test_a_table_on_a_gpu_is_refused_before_any_work():
         PermutationShapExplainer(model, device=FakeGpu(np, "fake-gpu"), progress=False).fit(frame)
 
 
-def test_numeric_dataframes_keep_the_fast_path():
+def test_float_dataframes_keep_the_fast_path():
     frame, y = people(60, seed=10)
-    numbers = frame[["age", "married"]]
+    numbers = frame[["age", "hours"]].astype(float).fillna(40.0)
     model = LinearRegression().fit(numbers, y)
     explainer = PermutationShapExplainer(model, sampler="exact", progress=False).fit(numbers)
     assert explainer._codec is None
     explanation = explainer.explain(numbers.iloc[:3])
     assert explanation.display_data is None
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(numbers.iloc[:3]))
+
+
+def test_int_and_bool_columns_reach_the_model_with_their_dtypes():
+    frame, _ = people(60, seed=10)
+    numbers = frame[["age", "married"]]
+    seen = []
+
+    def model(rows):
+        seen.append(tuple(str(t) for t in rows.dtypes))
+        return rows["age"].to_numpy() / 10.0 + 2.0 * rows["married"].to_numpy()
+
+    explanation = (
+        PermutationShapExplainer(model, sampler="exact", progress=False).fit(numbers).explain(numbers.iloc[:3])
+    )
+    assert set(seen) == {("int64", "bool")}
+    expected = np.column_stack(
+        [(numbers.age.iloc[:3] - numbers.age.mean()) / 10.0, 2.0 * (numbers.married.iloc[:3] - numbers.married.mean())]
+    )
+    np.testing.assert_allclose(explanation.values, expected, atol=1e-12)
 
 
 def test_every_shap_plot_draws_a_raw_table_explanation():

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-STRING_COLUMNS = ["workclass", "occupation"]
-CATEGORY_COLUMNS = ["education"]
-NUMBER_COLUMNS = ["age", "hours", "married", "capital"]
-
 
 def make_census_table(n_rows: int = 2000, random_state: int = 0) -> tuple:
     """Return a table like the adult census one, and a binary target that depends on most columns.
@@ -64,19 +60,29 @@ def make_census_table(n_rows: int = 2000, random_state: int = 0) -> tuple:
 def make_census_pipeline(table, y):  # noqa: ANN001, ANN201
     """Return a Pipeline that takes the raw table, fitted: one-hot strings, imputed numbers, logistic regression.
 
-    ``ColumnTransformer(OneHotEncoder on strings and categories, SimpleImputer + StandardScaler
-    on numbers) + LogisticRegression``.
+    ``ColumnTransformer(OneHotEncoder on string and category columns, SimpleImputer +
+    StandardScaler on number and bool columns) + LogisticRegression``; the columns are picked by
+    their dtype in ``table``, so any subset of the census table's columns works.
+
+    Examples
+    --------
+    >>> table, y = make_census_table(200)
+    >>> model = make_census_pipeline(table[["age", "workclass", "married"]], y)
+    >>> model.predict_proba(table[["age", "workclass", "married"]].iloc[:2]).shape
+    (2, 2)
     """
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+    numbers = [c for c, t in table.dtypes.items() if is_bool_dtype(t) or is_numeric_dtype(t)]
     encode = ColumnTransformer(
         [
-            ("categories", OneHotEncoder(handle_unknown="ignore"), STRING_COLUMNS + CATEGORY_COLUMNS),
-            ("numbers", make_pipeline(SimpleImputer(), StandardScaler()), NUMBER_COLUMNS),
+            ("categories", OneHotEncoder(handle_unknown="ignore"), [c for c in table.columns if c not in numbers]),
+            ("numbers", make_pipeline(SimpleImputer(), StandardScaler()), numbers),
         ]
     )
     return make_pipeline(encode, LogisticRegression(max_iter=1000)).fit(table, y)
