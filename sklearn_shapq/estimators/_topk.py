@@ -44,7 +44,7 @@ def top_k_shapley(
     delta: float = 0.01,
     t_min: int = 30,
     ranking: str = "signed",
-    rounds_per_decision: int = 1,
+    rounds_per_decision: int | str = 1,
     random_state: Any = None,
     keys: np.ndarray | None = None,
     outputs: np.ndarray | None = None,
@@ -74,11 +74,11 @@ def top_k_shapley(
     ranking : {"signed", "absolute"}, default="signed"
         Rank players by their values or by their magnitudes (adaptive methods then also sample
         for the magnitude ranking).
-    rounds_per_decision : int, default=1
+    rounds_per_decision : int or "auto", default=1
         Adaptive methods: rounds run on one choice of players (and between checks of the PAC
         rule). 1 is the paper's algorithm; more give fewer, larger game calls (faster on models
         with a per-call cost, or on a GPU) on choices up to ``rounds_per_decision - 1`` rounds
-        old.
+        old. "auto": a tenth of the rounds run so far (warm-up included), at least 1.
     random_state : None, int or Generator
         Seed of the games' keys when ``keys`` is not given.
     keys : uint64 array of shape (n_games,), optional
@@ -150,8 +150,12 @@ def _check_arguments(d, k, method, max_evals, epsilon, delta, t_min, ranking, ro
     if ranking not in RANKINGS:
         raise ValueError(f"ranking must be one of {RANKINGS}, got {ranking!r}.")
     for name, value, low in (("t_min", t_min, 2), ("rounds_per_decision", rounds_per_decision, 1)):
+        if name == "rounds_per_decision" and value == "auto":
+            continue
         if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}.")
+            raise ValueError(
+                f"{name} must be an int >= {low}" + (' or "auto"' if low == 1 else "") + f", got {value!r}."
+            )
     if not (isinstance(delta, Real) and 0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
     if epsilon is not None:

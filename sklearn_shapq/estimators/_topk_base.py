@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from math import ceil
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +31,9 @@ from sklearn_shapq.samplers import KeyedStream
 GAME_CELLS = 2**20
 """Most mask cells of one game built at once by the batched (non-adaptive) methods."""
 
+AUTO_STALENESS = 0.1
+"""``rounds_per_decision="auto"``: a step runs ceil(AUTO_STALENESS x rounds run so far) rounds."""
+
 
 class TopKEstimator(ABC):
     """One top-k method: runs rounds against a :class:`Ledger` and returns per-game estimates.
@@ -45,11 +49,13 @@ class TopKEstimator(ABC):
     t_min : int
         Warm-up rounds before bounds are trusted.
     ranking : {"signed", "absolute"}
-    rounds_per_decision : int, default=1
+    rounds_per_decision : int or "auto", default=1
         Rounds an adaptive step runs on one choice of players before choosing again (and before
         checking the PAC rule again). 1 is the paper's algorithm; more rounds mean fewer, larger
         game calls (a deviation: choices use statistics up to ``rounds_per_decision - 1`` rounds
-        old).
+        old). "auto": ceil(:data:`AUTO_STALENESS` x the rounds run so far, warm-up included), so a
+        choice never misses more than a tenth of the rounds, and the number of steps grows with
+        the logarithm of the budget rather than linearly.
     """
 
     name: ClassVar[str]
@@ -59,7 +65,7 @@ class TopKEstimator(ABC):
     """Whether rounds depend on earlier ones (a warm-up precedes them)."""
 
     def __init__(
-        self, k: int, z: float, epsilon: float, t_min: int, ranking: str, rounds_per_decision: int = 1
+        self, k: int, z: float, epsilon: float, t_min: int, ranking: str, rounds_per_decision: int | str = 1
     ) -> None:
         self.k, self.z, self.epsilon, self.t_min, self.ranking = k, z, epsilon, t_min, ranking
         self.rounds_per_decision = rounds_per_decision
@@ -78,6 +84,12 @@ class TopKEstimator(ABC):
         """
         cells = GAME_CELLS if max_evals == np.inf else min(GAME_CELLS, (int(max_evals) + 1) * (d + 1))
         return 16 * cells + 40 * d * d
+
+    def step_rounds(self, done: int) -> int:
+        """Return the rounds of the next adaptive step, after ``done`` rounds (warm-up included)."""
+        if self.rounds_per_decision == "auto":
+            return max(1, ceil(AUTO_STALENESS * done))
+        return self.rounds_per_decision
 
     @abstractmethod
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray, np.ndarray, PlayerStats]:
@@ -145,15 +157,22 @@ def run_adaptive(
     choose: Callable[[np.ndarray], np.ndarray],
     sample: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     stop: Callable[[np.ndarray], np.ndarray],
-    rounds: int = 1,
+    step_rounds: Callable[[int], int],
+    done: int,
 ) -> None:
-    """Per step, ``choose`` players for each active game, ``sample`` them in ``rounds`` rounds, drop finished games.
+    """Per step, ``choose`` players for each active game, ``sample`` them in rounds, drop finished games.
 
-    A game is finished when its budget is spent (a round was cut short) or ``stop`` holds.
+    A step runs ``step_rounds(rounds run so far)`` rounds, starting from ``done`` (the warm-up),
+    at most :data:`GAME_CELLS` mask cells of a game; every active game has run the same rounds, so
+    a game's steps do not depend on the others. A game is finished when its budget is spent (a
+    round was cut short) or ``stop`` holds.
     """
     active = active[~stop(active)]  # the rule may already hold after the warm-up
     cut = np.zeros(ledger.n_games, dtype=bool)
+    most_rounds = max(1, GAME_CELLS // (ledger.n_players + 1) ** 2)
     while active.size:
+        rounds = min(step_rounds(done), most_rounds)
+        done += rounds
         selected = choose(active)
         games = np.repeat(active, rounds)
         repeated = np.repeat(selected, rounds, axis=0)

@@ -144,7 +144,8 @@ class CMCS(TopKEstimator):
                 lambda games: everyone_selected(games, d),
                 lambda games, selected: cmcs_rounds(ledger, games, selected, stream),
                 self.stop_rule(stats),
-                self.rounds_per_decision,
+                self.step_rounds,
+                self.t_min,
             )
 
         return run_stats_method(self, ledger, body)
@@ -188,7 +189,7 @@ class GreedyCMCS(TopKEstimator):
                 pairs.add(games, samples, taken)
                 return samples, taken
 
-            run_adaptive(ledger, stats, active, choose, sample, self.stop_rule(stats), self.rounds_per_decision)
+            run_adaptive(ledger, stats, active, choose, sample, self.stop_rule(stats), self.step_rounds, t_min)
 
         return run_stats_method(self, ledger, body)
 
@@ -217,7 +218,8 @@ class CMCSAtK(TopKEstimator):
                 lambda games: self.border_pair(stats, games),
                 lambda games, selected: cmcs_rounds(ledger, games, selected, stream),
                 self.stop_rule(stats),
-                self.rounds_per_decision,
+                self.step_rounds,
+                self.t_min,
             )
 
         return run_stats_method(self, ledger, body)

@@ -110,7 +110,8 @@ class SamplingShapAtK(TopKEstimator):
                 lambda active: self.border_pair(stats, active),
                 lambda active, selected: pair_marginals(ledger, active, selected, stream),
                 self.stop_rule(stats),
-                self.rounds_per_decision,
+                self.step_rounds,
+                self.t_min,
             )
 
         return run_stats_method(self, ledger, body)

@@ -119,11 +119,13 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Error probability of the confidence bounds.
     t_min : int, default=30
         Warm-up rounds before bounds are trusted and adaptive sampling starts.
-    rounds_per_decision : int, default=1
+    rounds_per_decision : int or "auto", default="auto"
         Rounds the adaptive methods run on one choice of features before choosing again (and
-        between checks of the PAC rule). 1 is the paper's algorithm; 4 or 8 make a few times
-        fewer, larger model calls (faster for models with a per-call cost, and on a GPU), on
-        choices a few rounds old.
+        between checks of the PAC rule). 1 is the paper's algorithm; more make fewer, larger
+        model calls (faster for models with a per-call cost, and on a GPU), on choices a few
+        rounds old. "auto": in ``explain`` (model calls), a tenth of the rounds run so far, so a
+        choice misses at most a tenth of the rounds and the calls grow with the logarithm of the
+        budget; in ``fit`` (each evaluation a refit, whose cost dwarfs a call's), 1.
     game : {"retrain", "marginal"}, default="retrain"
         The selector's global game (see above).
     cv : int, splitter or iterable, default=5
@@ -226,7 +228,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "t_min": [Interval(Integral, 2, None, closed="left")],
-        "rounds_per_decision": [Interval(Integral, 1, None, closed="left")],
+        "rounds_per_decision": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "game": [StrOptions({"retrain", "marginal"})],
         "cv": ["cv_object"],
         "scoring": [str, callable, None],
@@ -255,7 +257,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         epsilon: float | None = None,
         delta: float = 0.01,
         t_min: int = 30,
-        rounds_per_decision: int = 1,
+        rounds_per_decision: int | str = "auto",
         game: str = "retrain",
         cv: Any = 5,
         scoring: Any = None,
@@ -356,7 +358,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             delta=self.delta,
             t_min=self.t_min,
             ranking=self._ranking(local),
-            rounds_per_decision=self.rounds_per_decision,
+            rounds_per_decision=1 if self.rounds_per_decision == "auto" and not local else self.rounds_per_decision,
             keys=keys,
             outputs=outputs,
         )

@@ -302,6 +302,27 @@ def test_adaptive_rounds_after_the_warm_up(method, most_masks, rounds_per_decisi
     assert (result.counts >= t_min).all()
 
 
+@pytest.mark.parametrize("method", ["greedy_cmcs", "cmcs_at_k"])
+def test_auto_rounds_make_steps_of_a_tenth_of_the_rounds_run(method):
+    """rounds_per_decision="auto": step t runs ceil(0.1 x rounds so far) rounds, so calls grow geometrically."""
+    d, t_min = 6, 5
+    base = planted_unanimity_game(d, 2, np.random.default_rng(2))
+    calls = {}
+    for rounds in (1, "auto"):
+        game = LoggingGame(base.evaluate(all_masks(d), np.zeros(2**d, np.intp))[:, 0])
+        result = top_k_shapley(game, 2, method, max_evals=600, t_min=t_min, rounds_per_decision=rounds, random_state=0)
+        assert result.n_evals[0] >= 599
+        calls[rounds] = [len(m) for m, _ in game.calls[2:]]
+    # every round costs at least 2 evaluations: the schedule's steps until it has run that many rounds
+    most_rounds, done, steps = sum(calls["auto"]) // 2, t_min, 0
+    while done - t_min < most_rounds:
+        done += max(1, -(-done // 10))
+        steps += 1
+    assert len(calls["auto"]) <= steps
+    assert len(calls["auto"]) < len(calls[1]) / 2
+    assert max(calls["auto"]) > 3 * max(calls[1])  # late steps run many rounds in one call
+
+
 @pytest.mark.parametrize("method", ["cmcs", "greedy_cmcs", "cmcs_at_k"])
 def test_pac_on_an_additive_game_stops_after_the_warm_up(method):
     d, t_min = 6, 4

@@ -138,7 +138,7 @@ def test_lockstep_runs_are_independent_and_reproducible():
     assert generator.values.shape == (1, 5)
 
 
-@pytest.mark.parametrize("rounds_per_decision", [1, 4])
+@pytest.mark.parametrize("rounds_per_decision", [1, 4, "auto"])
 @pytest.mark.parametrize("epsilon", [None, 0.05])
 @pytest.mark.parametrize("method", METHODS)
 def test_a_games_result_depends_on_its_key_alone(method, epsilon, rounds_per_decision):
@@ -276,7 +276,8 @@ def test_planted_top3_of_12_at_budget_300(method):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "rounds_per_decision"),
-    [("cmcs", 1), ("greedy_cmcs", 1), ("cmcs_at_k", 1), ("permutation", 1), ("greedy_cmcs", 8), ("cmcs_at_k", 8)],
+    [("cmcs", 1), ("greedy_cmcs", 1), ("cmcs_at_k", 1), ("permutation", 1), ("greedy_cmcs", 8), ("cmcs_at_k", 8)]
+    + [("greedy_cmcs", "auto"), ("cmcs_at_k", "auto"), ("sampling_shap_at_k", "auto")],
 )
 def test_planted_top5_of_30_at_budget_2000(method, rounds_per_decision):
     game = planted_unanimity_game(30, 5, np.random.default_rng(123), n_games=100)

@@ -323,7 +323,7 @@ def test_explain_changes_no_attribute_and_is_thread_safe(regression):
 @pytest.mark.parametrize(
     ("method", "rounds_per_decision"),
     [(m, 1) for m in ("greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "sampling_shap_at_k", "svarm")]
-    + [("greedy_cmcs", 4), ("cmcs_at_k", 3)],
+    + [("greedy_cmcs", 4), ("cmcs_at_k", 3), ("greedy_cmcs", "auto"), ("sampling_shap_at_k", "auto")],
 )
 def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression, method, rounds_per_decision):
     X, y = regression
