@@ -14,8 +14,8 @@ over ``--seeds`` (3) seeds, on xgboost regressors (100 trees, depth 4) with 50 b
 Budgets: 5d, 10d, 20d evaluations per row (``--budgets-per-feature``). Estimators:
 
 * ours, through ``PermutationShapExplainer(model, sampler=..., max_evals=B, background_size=None)``:
-  "leverage" (Leverage SHAP), "antithetic", and "sbq" (d <= 16) or "orthogonal" (the samplers
-  "auto" picks);
+  "leverage" (Leverage SHAP, which ``sampler="auto"`` picks at every budget here), "antithetic",
+  and "sbq" (d <= 16) or "orthogonal" (the permutation samplers "auto" picked before);
 * ``shap.PermutationExplainer(model.predict, Independent(background, 50))(rows, max_evals=B)``;
 * ``shap.KernelExplainer(model.predict, background).shap_values(rows, nsamples=B)``;
 * shapiq's ``KernelSHAP(d, pairing_trick=True)`` (paired; Shapley-kernel sizes) and

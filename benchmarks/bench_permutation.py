@@ -64,7 +64,9 @@ Rerun
         --budgets 33 160 500 --output benchmarks/results/bench_permutation.json
 
 Options: ``--n-explain`` (explained rows), ``--repeats`` (timing repeats), ``--seeds`` (seeds for the
-RMSE spread), ``--budgets``, ``--quick``, ``--profile`` (cProfile one explain call of ours at the
+RMSE spread), ``--budgets``, ``--quick``, ``--sampler`` (ours; default "antithetic", the walk the
+reference compares; ``--sampler auto`` times the default, Leverage SHAP at d = 16 and these budgets,
+with results in ``bench_permutation[_quick]_auto.json``), ``--profile`` (cProfile one explain call of ours at the
 largest budget and store the top entries), and ``--output`` (default
 ``benchmarks/results/bench_permutation.json``, ``bench_permutation_quick.json`` with ``--quick``).
 Every explainer runs with ``progress=False``.
@@ -110,6 +112,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--budgets", type=int, nargs="+", default=[33, 160, 500], help="max_evals per row")
     p.add_argument("--quick", action="store_true", help="fast smoke run: 10 rows, 5 repeats, 2 seeds")
     p.add_argument("--n-jobs", type=int, default=2, help="model-call threads of the threaded variant of ours")
+    p.add_argument(
+        "--sampler",
+        default="antithetic",
+        help="our sampler (antithetic: the reference's permutation walk; or auto, leverage, ...)",
+    )
     p.add_argument("--profile", action="store_true", help="cProfile one explain call of ours (largest budget)")
     p.add_argument(
         "--output",
@@ -119,7 +126,12 @@ def parse_args() -> argparse.Namespace:
     args = p.parse_args()
     if args.quick:
         args.n_explain, args.repeats, args.seeds = min(args.n_explain, 10), 5, 2
-    name = "bench_permutation_quick.json" if args.quick else "bench_permutation.json"
+    name = (
+        "bench_permutation"
+        + ("_quick" if args.quick else "")
+        + ("" if args.sampler == "antithetic" else f"_{args.sampler}")
+    )
+    name += ".json"
     args.output = args.output or str(Path(__file__).resolve().parent / "results" / name)
     return args
 
@@ -226,10 +238,10 @@ def env_info() -> dict:
 # the two explainers
 
 
-def run_ours(model, bg, Xex, budget, seed, n_jobs=None):
+def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
     explainer = PermutationShapExplainer(
         model,
-        sampler="antithetic",
+        sampler=sampler,
         max_evals=budget,
         background_size=None,
         random_state=seed,
@@ -249,7 +261,7 @@ def run_shap(model, masker, Xex, budget, seed):
     return counting, expl, wall, cpu
 
 
-def instrumented_ours(booster, bg, Xex, budget):
+def instrumented_ours(booster, bg, Xex, budget, sampler):
     """Untimed run of ours with a callable that records every model call of ``explain`` (inputs kept).
 
     The callable does exactly what ours does for an xgboost regressor (``booster.inplace_predict``),
@@ -257,7 +269,7 @@ def instrumented_ours(booster, bg, Xex, budget):
     """
     counting = CountingModel(lambda Z: booster.inplace_predict(Z), keep_inputs=True)
     explainer = PermutationShapExplainer(
-        counting, sampler="antithetic", max_evals=budget, background_size=None, random_state=0, progress=False
+        counting, sampler=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
     ).fit(bg)
     counting.reset()  # fit evaluated the background once (base value); count explain only
     expl, wall, cpu = timed(lambda: explainer.explain(Xex))
@@ -276,9 +288,9 @@ def time_model_replay(booster, batches, repeats):
     return median(walls), median(cpus), walls
 
 
-def profile_ours(model, bg, Xex, budget, top=20):
+def profile_ours(model, bg, Xex, budget, sampler, top=20):
     explainer = PermutationShapExplainer(
-        model, sampler="antithetic", max_evals=budget, background_size=None, random_state=0, progress=False
+        model, sampler=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
     ).fit(bg)
     prof = cProfile.Profile()
     prof.enable()
@@ -326,8 +338,8 @@ def main() -> int:
             "background": "shap.utils.sample(Xtr, n_bg, random_state=0), the same rows for both explainers",
             "shap": "shap.PermutationExplainer(counting(model.predict), shap.maskers.Independent(bg, max_samples=n_bg),"
             " seed=s)(X, max_evals=budget, silent=True)",
-            "ours": "PermutationShapExplainer(model, sampler='antithetic', max_evals=budget, background_size=None, "
-            "random_state=s).fit(bg).explain(X)",
+            "ours": f"PermutationShapExplainer(model, sampler={args.sampler!r}, max_evals=budget, "
+            "background_size=None, random_state=s).fit(bg).explain(X)",
             "ground_truth": "shap.TreeExplainer(model, data=bg, feature_perturbation='interventional')",
             "timing": "median over repeats (seed 0), ours, ours with n_jobs, shap and the model alone on ours' rows "
             "interleaved; CPU = time.process_time (all threads); progress=False",
@@ -348,7 +360,7 @@ def main() -> int:
     print(f"ground truth: TreeExplainer interventional {w:.2f} s wall, RMS of reference values {ref_scale:.4f}")
 
     # warm-ups, excluded from all timings
-    _, w_ours, c_ours = timed(lambda: run_ours(model, bg, Xex[:2], max(args.budgets), 0))
+    _, w_ours, c_ours = timed(lambda: run_ours(model, bg, Xex[:2], max(args.budgets), 0, args.sampler))
     _, w_shap, c_shap = timed(lambda: run_shap(model, masker, Xex[:2], 2 * d + 1, 0))
     booster.inplace_predict(Xex[:10])
     res["warmup"] = {
@@ -363,7 +375,7 @@ def main() -> int:
         row: dict = {"max_evals": budget}
 
         # 1. untimed instrumented run of ours: same game and batches, with a callable recording calls
-        inst, inst_explainer, inst_expl, inst_wall, inst_cpu = instrumented_ours(booster, bg, Xex, budget)
+        inst, inst_explainer, inst_expl, inst_wall, inst_cpu = instrumented_ours(booster, bg, Xex, budget, args.sampler)
 
         # 2. timing: repeats with seed 0, interleaved with the model alone on the very rows ours sent
         sizes = inst.sizes
@@ -374,14 +386,14 @@ def main() -> int:
         ours_values = shap_values = None
         ours_identical = True
         for r in range(args.repeats):
-            _, e_ours, w, c = run_ours(model, bg, Xex, budget, 0)
+            _, e_ours, w, c = run_ours(model, bg, Xex, budget, 0, args.sampler)
             ours_w.append(w)
             ours_c.append(c)
             if ours_values is None:
                 ours_values, ours_expl = e_ours.values, e_ours
             else:
                 ours_identical &= bool(np.array_equal(ours_values, e_ours.values))
-            _, e_threads, w, _ = run_ours(model, bg, Xex, budget, 0, n_jobs=args.n_jobs)
+            _, e_threads, w, _ = run_ours(model, bg, Xex, budget, 0, args.sampler, n_jobs=args.n_jobs)
             threads_w.append(w)
             ours_identical &= bool(np.array_equal(ours_values, e_threads.values))
             counting, e_shap, w, c = run_shap(model, masker, Xex, budget, 0)
@@ -409,7 +421,7 @@ def main() -> int:
         ours_rel, shap_rel = [rmse_stats(ours_values, ref, ref_scale)[1]], [rmse_stats(shap_values, ref, ref_scale)[1]]
         seed_times = {"ours_wall_s": [], "shap_wall_s": []}
         for seed in range(1, args.seeds):
-            _, e, w, _ = run_ours(model, bg, Xex, budget, seed)
+            _, e, w, _ = run_ours(model, bg, Xex, budget, seed, args.sampler)
             ours_rel.append(rmse_stats(e.values, ref, ref_scale)[1])
             seed_times["ours_wall_s"].append(w)
             _, e, w, _ = run_shap(model, masker, Xex, budget, seed)
@@ -513,7 +525,10 @@ def main() -> int:
     res["budgets"] = budgets_out
 
     if args.profile:
-        res["profile_ours"] = {"max_evals": max(args.budgets), **profile_ours(model, bg, Xex, max(args.budgets))}
+        res["profile_ours"] = {
+            "max_evals": max(args.budgets),
+            **profile_ours(model, bg, Xex, max(args.budgets), args.sampler),
+        }
 
     res["targets"] = {
         "ours_over_shap_wall_max": 0.8,

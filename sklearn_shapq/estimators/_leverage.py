@@ -50,6 +50,9 @@ JACKKNIFE_GROUPS = 10
 _RIDGE = 1e-10
 """Ridge, relative to the mean diagonal of the normal matrix."""
 
+ROW_MAX_BYTES = 256 * 2**20
+"""Most working memory of one row: its coalitions are regressed on at once, so larger budgets are refused."""
+
 
 def class_capacities(d: int) -> np.ndarray:
     """Pairs each size class t = 1 … ⌊d/2⌋ holds: C(d, t), or C(d, t) / 2 at t = d / 2 (as floats).
@@ -157,6 +160,19 @@ class LeverageEstimator(ShapleyEstimator):
         """v(∅), v(N) and one pair per jackknife group (or every pair when there are fewer)."""
         return 2 + 2 * min(JACKKNIFE_GROUPS, 2 ** (n_players - 1) - 1)
 
+    @classmethod
+    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
+        """Below the minimum, or a row's regression larger than :data:`ROW_MAX_BYTES` (one output)."""
+        reason = super().refusal(name, max_evals, n_players)
+        n_evals = 2 * min((int(max_evals) - 2) // 2, 2 ** (n_players - 1) - 1)
+        if reason is None and _regression_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
+            reason = (
+                f"sampler 'leverage' regresses on a row's {n_evals} coalitions of {n_players} features at once, "
+                f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a walking sampler "
+                "('orthogonal', 'antithetic'), whose memory does not grow with the budget."
+            )
+        return reason
+
     def plan(self, max_evals: int) -> int:
         """Place the (max_evals − 2) / 2 pairs in size classes (:func:`leverage_pairs`)."""
         d = self.n_players
@@ -169,8 +185,7 @@ class LeverageEstimator(ShapleyEstimator):
 
     def bytes_per_game(self, n_outputs: int) -> int:
         """Masks and their floats, the values, and the jackknife's normal matrices."""
-        d, m = self.n_players, self.n_evals - 2
-        return 8 * m * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
+        return _regression_bytes(self.n_evals - 2, self.n_players, n_outputs)
 
     def coalitions(self, keys: np.ndarray) -> np.ndarray:
         """Return the 2P coalitions of each row (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S)."""
@@ -240,3 +255,8 @@ class LeverageEstimator(ShapleyEstimator):
         ridge = _RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
         system = normal + 1.0 / d + ridge * xp.eye(d)
         return xp.linalg.solve(system, right)
+
+
+def _regression_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
+    """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
+    return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14

@@ -10,11 +10,14 @@ from __future__ import annotations
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, PermutationWalkEstimator
 from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
 
-KERNEL_METHOD_MAX_FEATURES = 16
-"""``sampler="auto"`` uses a kernel design up to this d (they win at low d), orthogonal codes above."""
+LEVERAGE_MAX_FEATURES = 60
+"""``sampler="auto"`` uses Leverage SHAP up to this d, the largest d of ``benchmarks/bench_accuracy.py``:
+there it had the lowest error of our estimators at every d (8, 30, 60) and budget (5d to 20d)."""
 
-AUTO_SBQ_MAX_ORDERINGS = 1000
-"""``sampler="auto"`` uses SBQ up to this many orderings (about 1 s to build), herding beyond."""
+LEVERAGE_MIN_EVALS_PER_FEATURE = 3
+"""``sampler="auto"`` uses Leverage SHAP from 3d evaluations per row: at d = 16 it had 0.80x
+orthogonal's error at 3d, but 7x at 2d, where its regression has about as many pairs as unknowns
+(``benchmarks/bench_permutation.py --quick --sampler ... --budgets 33 48 64 80``)."""
 
 
 def auto_max_evals(d: int) -> int:
@@ -26,12 +29,14 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
     """Choose the estimator and budget per row for ``sampler`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
-    ``sampler="auto"``: exact when 2^d fits the budget; else for d <= 16 SBQ (herding beyond 1000
-    orderings; at d <= 16 a budget of 4400 orderings pays for exact), since the kernel methods
-    have the lowest error at low d (spec §5.4; at d = 10 in ``benchmarks/bench_convergence.py`` SBQ's RMSE is 0.46x
-    antithetic's at 180 orderings); above d = 16 orthogonal codes, which are never worse than
-    antithetic and better as the budget grows; plain Monte Carlo when the budget cannot pay for
-    one pair of orderings. With d = 1 every sampler is exact (2 evaluations).
+    ``sampler="auto"``, by measurement (``benchmarks/bench_accuracy.py`` and
+    ``benchmarks/bench_permutation.py``; the table is in the user guide): exact when 2^d fits the
+    budget; else Leverage SHAP for d <= 60 and budgets from 3d (1.1-6x lower error than our best
+    permutation sampler at every measured d and budget) when its per-row regression fits in
+    memory; else orthogonal codes (never worse than antithetic pairs), or plain Monte Carlo when
+    the budget cannot pay for one pair of orderings. The kernel designs (sobol, herding, sbq) are
+    never chosen: at these budgets they measured worse than both. With d = 1 every sampler is
+    exact (2 evaluations).
 
     Returns
     -------
@@ -46,8 +51,8 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
 
     Examples
     --------
-    >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 500, 30)
-    (('exact', 500), ('orthogonal', 500))
+    >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 500, 30), resolve_sampler("auto", 2000, 100)
+    (('exact', 500), ('leverage', 500), ('orthogonal', 2000))
     """
     if max_evals == "auto":
         budget = 2**d if sampler == "exact" and d <= MAX_ENUMERATED_PLAYERS else auto_max_evals(d)
@@ -66,9 +71,13 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
 def _auto_sampler(budget: int, d: int) -> str:
     if d <= MAX_ENUMERATED_PLAYERS and 2**d <= budget:
         return "exact"
+    leverage = SHAPLEY_ESTIMATORS["leverage"]
+    if (
+        d <= LEVERAGE_MAX_FEATURES
+        and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d
+        and leverage.refusal("leverage", budget, d) is None
+    ):
+        return "leverage"
     if budget < PermutationWalkEstimator.minimum_evals("orthogonal", d):
         return "mc"
-    if d > KERNEL_METHOD_MAX_FEATURES:
-        return "orthogonal"
-    orderings = PermutationWalkEstimator.orderings_within("sbq", budget, d)
-    return "sbq" if orderings <= AUTO_SBQ_MAX_ORDERINGS else "herding"
+    return "orthogonal"

@@ -4,8 +4,8 @@ import pytest
 
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 from sklearn_shapq.explainers._auto_sampler import (
-    AUTO_SBQ_MAX_ORDERINGS,
-    KERNEL_METHOD_MAX_FEATURES,
+    LEVERAGE_MAX_FEATURES,
+    LEVERAGE_MIN_EVALS_PER_FEATURE,
     auto_max_evals,
     resolve_sampler,
 )
@@ -25,15 +25,17 @@ def test_auto_max_evals():
         ("auto", "auto", 5, ("exact", 500)),
         ("auto", 500, 8, ("exact", 500)),  # 2^8 <= 500
         ("auto", 2**30, 30, ("exact", 2**30)),
-        ("auto", 500, 9, ("sbq", 500)),  # 62 orderings: a kernel design at low d
-        ("auto", 2 + AUTO_SBQ_MAX_ORDERINGS * 14, 15, ("sbq", 2 + AUTO_SBQ_MAX_ORDERINGS * 14)),
-        ("auto", 2 + 1500 * 14, 15, ("herding", 2 + 1500 * 14)),  # SBQ beyond 1000 orderings: herding
-        ("auto", 2 + 3000 * 15, 16, ("herding", 2 + 3000 * 15)),
+        ("auto", 500, 9, ("leverage", 500)),  # Leverage SHAP: the lowest measured error
+        ("auto", 2 + 3000 * 15, 16, ("leverage", 2 + 3000 * 15)),
         ("auto", 2**16, 16, ("exact", 2**16)),
-        ("auto", 2000, KERNEL_METHOD_MAX_FEATURES + 1, ("orthogonal", 2000)),
-        ("auto", 500, 30, ("orthogonal", 500)),
+        ("auto", 500, 30, ("leverage", 500)),
+        ("auto", 2000, LEVERAGE_MAX_FEATURES, ("leverage", 2000)),
+        ("auto", 2000, LEVERAGE_MAX_FEATURES + 1, ("orthogonal", 2000)),  # beyond the measured d
+        ("auto", 10**7, 40, ("orthogonal", 10**7)),  # the regression would outgrow 256 MiB per row
+        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16, 16, ("leverage", 48)),
+        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16 - 1, 16, ("orthogonal", 47)),  # 2d: as many pairs as unknowns
+        ("auto", 20, 9, ("orthogonal", 20)),
         ("auto", 20, 16, ("mc", 20)),  # below one pair of orderings (2 + 2 · 15)
-        ("auto", 2 + 2 * 15, 16, ("sbq", 32)),
         ("auto", "auto", 100, ("orthogonal", 2 + 20 * 99)),
         ("mc", 2, 1, ("exact", 2)),  # one feature: every sampler is exact with 2 evaluations
         ("owen", "auto", 1, ("exact", 500)),
@@ -68,14 +70,6 @@ def test_sampler_limits_are_errors():
     assert resolve_sampler("sbq", 2 + 5000 * 3, 4) == ("sbq", 2 + 5000 * 3)  # d! <= n: enumeration
     with pytest.raises(ValueError, match="MiB"):
         resolve_sampler("herding", 2 + 70_000 * 999, 1000)
-
-
-def test_kernel_designs_never_outgrow_exact_at_low_d():
-    """Up to d = 16 a budget of 4400 orderings pays for all 2^d coalitions: herding stays small."""
-    for d in range(2, KERNEL_METHOD_MAX_FEATURES + 1):
-        budget = 2 + 4400 * (d - 1)
-        assert budget >= 2**d
-        assert resolve_sampler("auto", budget, d) == ("exact", budget)
 
 
 def test_auto_never_picks_a_sampler_that_refuses():
