@@ -1,4 +1,4 @@
-"""Leverage SHAP: Shapley values by a regression on complementary pairs of coalitions.
+"""Leverage SHAP and paired KernelSHAP: Shapley values by a regression on complementary pairs of coalitions.
 
 Musco & Witter (ICLR 2025), spec/regression_estimators.md §2. The Shapley values solve the
 constrained weighted least squares of KernelSHAP; Leverage SHAP samples its coalitions by their
@@ -65,8 +65,8 @@ def class_capacities(d: int) -> np.ndarray:
     return np.array([comb(d, t) / (2 if 2 * t == d else 1) for t in range(1, d // 2 + 1)], dtype=np.float64)
 
 
-def leverage_pairs(n_pairs: int, d: int) -> np.ndarray:
-    """Pairs per size class: every size gets the same number of coalitions, up to the class's capacity.
+def leverage_pairs(n_pairs: int, d: int, size_weights: np.ndarray | None = None) -> np.ndarray:
+    """Pairs per size class: coalitions per size in proportion to ``size_weights``, up to each class's capacity.
 
     Parameters
     ----------
@@ -74,6 +74,9 @@ def leverage_pairs(n_pairs: int, d: int) -> np.ndarray:
         Complementary pairs to place (at most the 2^(d−1) − 1 there are).
     d : int
         Number of players (at least 2).
+    size_weights : ndarray of shape (⌊d/2⌋,), optional
+        Relative coalitions per size of class t = 1 … ⌊d/2⌋; default all equal (Leverage SHAP's
+        leverage scores). :func:`shapley_kernel_sizes` gives KernelSHAP's.
 
     Returns
     -------
@@ -89,6 +92,8 @@ def leverage_pairs(n_pairs: int, d: int) -> np.ndarray:
     """
     capacity = class_capacities(d)
     share = np.where(2 * np.arange(1, d // 2 + 1) == d, 0.5, 1.0)  # pairs per coalition of a size
+    if size_weights is not None:
+        share = share * size_weights / size_weights.max()
     low, high = 0.0, float(n_pairs) * 2 + 1.0
     for _ in range(200):  # bisection on the coalitions per size c: Σ min(share c, capacity) = n_pairs
         middle = (low + high) / 2
@@ -104,6 +109,18 @@ def leverage_pairs(n_pairs: int, d: int) -> np.ndarray:
         if pairs[t] < capacity[t]:
             pairs[t] += 1
     return pairs
+
+
+def shapley_kernel_sizes(d: int) -> np.ndarray:
+    """Return the Shapley kernel's mass of each coalition size t = 1 … ⌊d/2⌋, 1 / (t (d − t)) (KernelSHAP's).
+
+    Examples
+    --------
+    >>> (shapley_kernel_sizes(6) * 5).tolist()  # sizes 1, 2, 3
+    [1.0, 0.625, 0.5555555555555556]
+    """
+    t = np.arange(1, d // 2 + 1, dtype=np.float64)
+    return 1.0 / (t * (d - t))
 
 
 @lru_cache(maxsize=64)
@@ -155,6 +172,11 @@ def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
 class LeverageEstimator(ShapleyEstimator):
     """Sampler "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
 
+    @staticmethod
+    def size_weights(d: int) -> np.ndarray | None:
+        """Relative coalitions per size class (:func:`leverage_pairs`): None, every size alike."""
+        return None
+
     @classmethod
     def minimum_evals(cls, name: str, n_players: int) -> int:
         """v(∅), v(N) and one pair per jackknife group (or every pair when there are fewer)."""
@@ -167,7 +189,7 @@ class LeverageEstimator(ShapleyEstimator):
         n_evals = 2 * min((int(max_evals) - 2) // 2, 2 ** (n_players - 1) - 1)
         if reason is None and _regression_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
             reason = (
-                f"sampler 'leverage' regresses on a row's {n_evals} coalitions of {n_players} features at once, "
+                f"sampler {name!r} regresses on a row's {n_evals} coalitions of {n_players} features at once, "
                 f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a walking sampler "
                 "('orthogonal', 'antithetic'), whose memory does not grow with the budget."
             )
@@ -177,7 +199,7 @@ class LeverageEstimator(ShapleyEstimator):
         """Place the (max_evals − 2) / 2 pairs in size classes (:func:`leverage_pairs`)."""
         d = self.n_players
         n_pairs = min((int(max_evals) - 2) // 2, 2 ** (d - 1) - 1)
-        self.pairs = leverage_pairs(n_pairs, d)
+        self.pairs = leverage_pairs(n_pairs, d, self.size_weights(d))
         listed_whole = self.pairs == class_capacities(d)
         self.sampled_pairs = np.repeat(~listed_whole, self.pairs)  # per pair, in the order of coalitions()
         self.exact = not self.sampled_pairs.any()
@@ -260,3 +282,20 @@ class LeverageEstimator(ShapleyEstimator):
 def _regression_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
     """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
     return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
+
+
+@register_estimator("kernel")
+class KernelShapEstimator(LeverageEstimator):
+    """Sampler "kernel": paired KernelSHAP, the regression of Leverage SHAP with sizes drawn by the Shapley kernel.
+
+    Lundberg & Lee (2017) with the pairing of Covert & Lee (2021): coalitions per size in
+    proportion to the kernel's mass 1 / (s (d − s)), so sizes near 1 and d − 1 get most of them
+    (shap's KernelExplainer and shapiq's KernelSHAP sample so). Everything else (pairs, draws
+    without replacement, classes listed whole, the exactly efficient solve, the jackknife) is
+    Leverage SHAP's; it is here as the baseline users know.
+    """
+
+    @staticmethod
+    def size_weights(d: int) -> np.ndarray:
+        """Return the Shapley kernel's mass per size class (:func:`shapley_kernel_sizes`)."""
+        return shapley_kernel_sizes(d)

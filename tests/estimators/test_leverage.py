@@ -1,4 +1,7 @@
-"""Leverage SHAP against brute force: exactness (all pairs; order-2 games), efficiency, keys, calibration."""
+"""Leverage SHAP and paired KernelSHAP against brute force.
+
+Exactness (all pairs; order-2 games), efficiency, keys, calibration, and how each places its pairs.
+"""
 
 from math import comb
 
@@ -6,10 +9,18 @@ import numpy as np
 import pytest
 
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, leverage_pairs
-from sklearn_shapq.estimators._leverage import ENUMERATED_CLASS_SIZE, class_capacities, class_coalitions
+from sklearn_shapq.estimators._leverage import (
+    ENUMERATED_CLASS_SIZE,
+    class_capacities,
+    class_coalitions,
+    shapley_kernel_sizes,
+)
 from sklearn_shapq.samplers import row_keys
 
 from game_helpers import interventional_game, pairwise_model, polynomial_setup, run_estimator, truth
+
+REGRESSIONS = ["leverage", "kernel"]
+"""The samplers that regress on complementary pairs (they differ in their sizes only)."""
 
 
 @pytest.mark.parametrize("d", [2, 3, 6, 7, 12, 40])
@@ -24,6 +35,22 @@ def test_pairs_give_every_size_the_same_count_up_to_capacity(d, n_pairs):
     if open_sizes.size:  # sizes below capacity: within one pair of each other, at least every full size
         assert open_sizes.max() - open_sizes.min() <= 2
         assert (per_size[pairs == capacity] <= open_sizes.max()).all()
+
+
+@pytest.mark.parametrize("d", [6, 7, 12, 40])
+@pytest.mark.parametrize("n_pairs", [10, 37, 200])
+def test_kernel_pairs_follow_the_shapley_kernel_up_to_capacity(d, n_pairs):
+    capacity = class_capacities(d)
+    n_pairs = min(n_pairs, 2 ** (d - 1) - 1)
+    pairs = leverage_pairs(n_pairs, d, shapley_kernel_sizes(d))
+    assert pairs.sum() == n_pairs and (pairs <= capacity).all()
+    per_size = np.where(2 * np.arange(1, d // 2 + 1) == d, 2 * pairs, pairs)  # coalitions of size t
+    open_classes = pairs < capacity
+    if open_classes.sum() > 1:  # coalitions per size proportional to 1 / (t (d − t)), within rounding
+        ratio = per_size[open_classes] / shapley_kernel_sizes(d)[open_classes]
+        assert ratio.max() - ratio.min() <= 2.0 / shapley_kernel_sizes(d)[open_classes].min()
+    if open_classes[0]:
+        assert pairs[0] == pairs.max()  # the smallest sizes get the most
 
 
 def test_capacities_are_the_pairs_there_are():
@@ -46,40 +73,44 @@ def test_class_draws_have_the_class_size_and_no_repeated_pair(d, t, n):
 
 
 @pytest.mark.parametrize("d", [3, 4, 5, 6])
-def test_every_pair_gives_the_exact_values(d):
+@pytest.mark.parametrize("sampler", REGRESSIONS)
+def test_every_pair_gives_the_exact_values(sampler, d):
     f, background, X = polynomial_setup(1, d, order=d, n_rows=2)
     game = interventional_game(f, background, X)
-    estimate, estimator = run_estimator("leverage", game, 2**d, seed=3)
+    estimate, estimator = run_estimator(sampler, game, 2**d, seed=3)
     assert estimator.exact and estimator.n_evals == 2**d
     np.testing.assert_allclose(estimate.values[:, :, 0], truth(f, X, background), atol=1e-10)
     np.testing.assert_array_equal(estimate.stderr, 0.0)
 
 
 @pytest.mark.parametrize(("d", "budget"), [(5, 22), (8, 40), (10, 100)])
-def test_games_with_pairwise_interactions_are_exact_with_any_pairs(d, budget):
+@pytest.mark.parametrize("sampler", REGRESSIONS)
+def test_games_with_pairwise_interactions_are_exact_with_any_pairs(sampler, d, budget):
     rng = np.random.default_rng(d)
     f = pairwise_model(d, rng)
     background, X = rng.normal(size=(6, d)), rng.normal(size=(3, d))
-    estimate, estimator = run_estimator("leverage", interventional_game(f, background, X), budget, seed=1)
+    estimate, estimator = run_estimator(sampler, interventional_game(f, background, X), budget, seed=1)
     assert not estimator.exact
     np.testing.assert_allclose(estimate.values[:, :, 0], truth(f, X, background), atol=1e-8)
 
 
 @pytest.mark.parametrize("budget", [22, 50, 120])
-def test_efficiency_holds_exactly(budget):
+@pytest.mark.parametrize("sampler", REGRESSIONS)
+def test_efficiency_holds_exactly(sampler, budget):
     f, background, X = polynomial_setup(2, 9, order=4, n_rows=5)
     game = interventional_game(f, background, X)
-    estimate, _ = run_estimator("leverage", game, budget, seed=0)
+    estimate, _ = run_estimator(sampler, game, budget, seed=0)
     total = game.full_value - game.empty_value
     np.testing.assert_allclose(estimate.values.sum(axis=1), total, atol=1e-10)
     assert (game.n_evals == 2 + 2 * ((budget - 2) // 2)).all()
 
 
-def test_a_row_alone_equals_the_row_in_a_batch_and_duplicates_agree():
+@pytest.mark.parametrize("sampler", REGRESSIONS)
+def test_a_row_alone_equals_the_row_in_a_batch_and_duplicates_agree(sampler):
     f, background, X = polynomial_setup(3, 7, order=3, n_rows=3)
     rows = X[[0, 1, 0, 2]]
-    together, _ = run_estimator("leverage", interventional_game(f, background, rows), 60, seed=4)
-    alone, _ = run_estimator("leverage", interventional_game(f, background, X[[0]]), 60, seed=4)
+    together, _ = run_estimator(sampler, interventional_game(f, background, rows), 60, seed=4)
+    alone, _ = run_estimator(sampler, interventional_game(f, background, X[[0]]), 60, seed=4)
     np.testing.assert_array_equal(together.values[0], alone.values[0])
     np.testing.assert_array_equal(together.values[0], together.values[2])
     np.testing.assert_array_equal(together.stderr[0], alone.stderr[0])
@@ -94,7 +125,8 @@ def test_the_minimum_budget_is_one_pair_per_jackknife_group():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("d", "budget"), [(8, 60), (8, 120), (12, 150)])
-def test_95_percent_intervals_cover_the_exact_values(d, budget):
+@pytest.mark.parametrize("sampler", REGRESSIONS)
+def test_95_percent_intervals_cover_the_exact_values(sampler, d, budget):
     """Coverage of the jackknife t-intervals over 60 independent draws of 8 rows (spec §3): 0.93-1.0."""
     from scipy.stats import t as student_t
 
@@ -102,7 +134,7 @@ def test_95_percent_intervals_cover_the_exact_values(d, budget):
     exact = truth(f, X, background)
     covered = []
     for seed in range(60):
-        estimate, _ = run_estimator("leverage", interventional_game(f, background, X), budget, seed=seed)
+        estimate, _ = run_estimator(sampler, interventional_game(f, background, X), budget, seed=seed)
         half = student_t.ppf(0.975, estimate.dof)[:, None] * estimate.stderr[:, :, 0]
         covered.append(np.abs(estimate.values[:, :, 0] - exact) <= half)
     assert 0.93 <= np.mean(covered) <= 1.0

@@ -17,6 +17,7 @@ from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.estimators import (
     SHAPLEY_ESTIMATORS,
     ExactEstimator,
+    KernelShapEstimator,
     LeverageEstimator,
     OwenEstimator,
     PermutationWalkEstimator,
@@ -44,7 +45,7 @@ def _minimum_by_hand(name, d):
         return 2 + (d - 1)
     if name in ("owen", "owen_halved"):  # two runs of two grid points of d + 1 evaluations
         return 2 * 2 * (d + 1)
-    if name == "leverage":  # v(∅), v(N) and a pair per jackknife group, or every pair there is
+    if name in ("leverage", "kernel"):  # v(∅), v(N) and a pair per jackknife group, or every pair there is
         return 2 + 2 * min(10, 2 ** (d - 1) - 1)
     assert name == "stratified"  # two phase-1 samples of 2 evaluations in each of the d² strata, half the budget
     return 8 * d * d
@@ -52,7 +53,7 @@ def _minimum_by_hand(name, d):
 
 def _budget(name, d):
     """A budget every estimator runs with on d players (a few units above its minimum; leverage: short of all pairs)."""
-    if name == "leverage":
+    if name in ("leverage", "kernel"):
         return min(4 * _minimum_by_hand(name, d), 2 ** (d - 1) + 1)
     return max(4 * _minimum_by_hand(name, d), 60)
 
@@ -61,17 +62,25 @@ def _budget(name, d):
 
 
 def test_registry_contents():
-    assert set(SHAPLEY_ESTIMATORS) == set(ORDERING_SOURCES) | {"exact", "leverage", "owen", "owen_halved", "stratified"}
+    assert set(SHAPLEY_ESTIMATORS) == set(ORDERING_SOURCES) | {
+        "exact",
+        "kernel",
+        "leverage",
+        "owen",
+        "owen_halved",
+        "stratified",
+    }
     for name in ORDERING_SOURCES:  # every permutation sampler is a walk estimator
         assert SHAPLEY_ESTIMATORS[name] is PermutationWalkEstimator
     assert SHAPLEY_ESTIMATORS["exact"] is ExactEstimator
     assert SHAPLEY_ESTIMATORS["owen"] is SHAPLEY_ESTIMATORS["owen_halved"] is OwenEstimator
     assert SHAPLEY_ESTIMATORS["stratified"] is StratifiedEstimator
     assert SHAPLEY_ESTIMATORS["leverage"] is LeverageEstimator
+    assert SHAPLEY_ESTIMATORS["kernel"] is KernelShapEstimator
     for cls in SHAPLEY_ESTIMATORS.values():
         assert issubclass(cls, ShapleyEstimator)
     efficient = {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.efficient}
-    assert efficient == set(ORDERING_SOURCES) | {"exact", "leverage"}
+    assert efficient == set(ORDERING_SOURCES) | {"exact", "kernel", "leverage"}
     assert {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.supports_tol} == set(ORDERING_SOURCES)
 
 
