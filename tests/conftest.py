@@ -1,4 +1,4 @@
-"""Shared test fixtures: the one GPU skip, and the test helpers' folder on the import path."""
+"""Shared test fixtures: the one GPU skip, a dask cluster, and the test helpers' folder on the import path."""
 
 from __future__ import annotations
 
@@ -23,3 +23,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A distributed client on a local cluster of 2 single-threaded in-process workers (tasks are still pickled)."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=40
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client

@@ -28,6 +28,7 @@ from sklearn_shapq._validation import (
     missing_value_policy,
 )
 from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
 from sklearn_shapq.estimators._registry import DEFAULT_MASK_BYTES
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
@@ -288,7 +289,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, d)
+        X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
+            A dask collection is explained lazily, block by block (see :mod:`sklearn_shapq.dask`).
 
         Returns
         -------
@@ -318,6 +320,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "model, output, sampler, max_evals, tol or feature_groups changed since fit: call fit again so that "
                 "the base value, the players and the plan of the budget match."
             )
+        if is_dask_collection(X):
+            return lazy_explain(self, X)
         start_time = time.perf_counter()
         array, _, codec = check_table(
             X,

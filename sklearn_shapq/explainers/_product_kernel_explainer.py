@@ -26,6 +26,7 @@ from sklearn_shapq._validation import (
     default_feature_names,
 )
 from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.estimators import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
@@ -340,7 +341,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, d)
+        X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
+            A dask collection is explained lazily, block by block (see :mod:`sklearn_shapq.dask`).
 
         Returns
         -------
@@ -353,6 +355,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         check_is_fitted(self, "expansion_")
         if self.model is not self._fitted_model:
             raise ValueError("model changed since fit: call fit again.")
+        if is_dask_collection(X):
+            return lazy_explain(self, X)
         start_time = time.perf_counter()
         array, _ = check_data(
             X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT

@@ -35,6 +35,7 @@ from sklearn_shapq._validation import (
     refuse_missing_values,
 )
 from sklearn_shapq.backends import CpuBackend, resolve_backend
+from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
 from sklearn_shapq.games import (
     OUTPUTS,
@@ -510,7 +511,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, d)
+        X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
+            A dask collection is explained lazily, block by block (see :mod:`sklearn_shapq.dask`).
 
         Returns
         -------
@@ -519,6 +521,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             ``error_std`` and 95% bounds; ``diagnostics`` (see the class notes).
         """
         check_is_fitted(self, "background_")
+        if is_dask_collection(X):
+            return lazy_explain(self, X)
         start_time = time.perf_counter()
         names_in = getattr(self, "feature_names_in_", None)
         array, _, codec = check_table(

@@ -1,0 +1,260 @@
+"""Explaining dask collections: lazy, block by block, bit-identical to an eager run of the same rows.
+
+``explain(X)`` of :class:`~sklearn_shapq.PermutationShapExplainer`,
+:class:`~sklearn_shapq.ProductKernelShapExplainer` and :class:`~sklearn_shapq.TopKShapley` (local
+mode) hands a dask Array or DataFrame to :func:`lazy_explain`: each block (all its columns at once)
+runs the ordinary eager ``explain`` on a worker. A row's estimate is keyed by its content, so any
+chunking or partitioning gives the values an eager run gives (spec: scaling_out.md). The fitted
+explainer enters the graph once (``dask.delayed(..., pure=True, traverse=False)``), scattered to
+every worker first when it is large and a distributed client is running.
+
+Layouts. For a dask Array of shape (n, d): values (n, p) for one output, (n, p, k) for k outputs,
+p the players (features or groups). For a dask DataFrame: a DataFrame with X's index and one
+column per player (``get_feature_names_out`` names: "output__player" for k outputs, output by
+output). :func:`lazy_estimates` gives the values, their standard errors and the base values from
+one computation; :func:`to_explanation` turns a computed slice into a ``shap.Explanation``.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import sys
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq._explanation import explanation_data, make_explanation
+from sklearn_shapq._validation import check_table
+
+SCATTER_BYTES = 10 * 2**20
+"""Fitted explainers larger than this are scattered to the workers once, instead of sent in the graph."""
+
+_PARTS = ("values", "error_std", "base_values")
+
+
+def is_dask_collection(X: Any) -> bool:
+    """Whether ``X`` is a dask Array or DataFrame (dask is only imported when the caller already did)."""
+    if "dask" not in sys.modules:
+        return False
+    import dask
+
+    return dask.is_dask_collection(X)
+
+
+def value_layout(explainer: Any) -> tuple[list[str], int, bool]:
+    """Return the players' names, the number of outputs k, and whether values carry an output axis."""
+    from sklearn_shapq.explainers._base import ModelExplainerMixin
+
+    players = [str(name) for name in explainer.feature_groups_.names]
+    if not isinstance(explainer, ModelExplainerMixin):  # TopKShapley: one explained output per row, (n, p)
+        return players, 1, False
+    return players, explainer.n_outputs_, explainer.n_outputs_ > 1
+
+
+def lazy_explain(explainer: Any, X: Any) -> Any:
+    """Return the lazy Shapley values of a dask Array (dask Array out) or DataFrame (dask DataFrame out)."""
+    return lazy_estimates(explainer, X)["values"]
+
+
+def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
+    """Return lazy ``values``, ``error_std`` and ``base_values`` of a dask collection, from one explain per block.
+
+    Parameters
+    ----------
+    explainer : fitted PermutationShapExplainer, ProductKernelShapExplainer or TopKShapley
+    X : dask Array of shape (n, d) or dask DataFrame with d columns
+
+    Returns
+    -------
+    dict
+        For a dask Array: dask Arrays ``values`` and ``error_std`` ((n, p) or (n, p, k)) and
+        ``base_values`` ((n,) or (n, k)). For a dask DataFrame: dask DataFrames with X's index,
+        columns named as ``values``' (player names, "output__player" for k outputs) for
+        ``values`` and ``error_std``, and the outputs for ``base_values``. Computing several of
+        them together (``dask.compute``) explains each block once.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_shapq import PermutationShapExplainer
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> explainer = PermutationShapExplainer(LinearRegression().fit(X, X[:, 0]), progress=False).fit(X)
+    >>> estimates = lazy_estimates(explainer, da.from_array(X, chunks=10))
+    >>> estimates["values"].shape, estimates["base_values"].shape
+    ((40, 3), (40,))
+    >>> bool(np.array_equal(estimates["values"].compute(), explainer.explain(X).values))
+    True
+    """
+    players, outputs, output_axis = value_layout(explainer)
+    n_columns = len(X.columns) if _is_dask_dataframe(X) else (X.shape[1] if X.ndim == 2 else None)
+    if n_columns != explainer.n_features_in_:
+        raise ValueError(
+            f"X must have 2 dimensions and {explainer.n_features_in_} columns, as in fit; got a dask collection "
+            f"of shape {X.shape}."
+        )
+    worker_copy = _shipped(explainer)
+    width = len(players) * outputs
+    if _is_dask_dataframe(X):
+        import pandas as pd
+
+        names = _value_columns(explainer, players, output_axis)
+        base_names = [f"base_value__{j}" for j in range(outputs)] if output_axis else ["base_value"]
+        std_names = [f"{name}__error_std" for name in names]
+        columns = names + std_names + base_names
+        meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in columns})
+        wide = X.map_partitions(_partition_estimates, worker_copy, columns, meta=meta)
+        return {"values": wide[names], "error_std": wide[std_names], "base_values": wide[base_names]}
+    stacked = X.rechunk({1: -1}).map_blocks(
+        _block_estimates,
+        worker_copy,
+        dtype=np.float64,
+        meta=np.empty((0, 0)),
+        chunks=(X.chunks[0], (2 * width + outputs,)),
+    )
+    cube = (len(players), outputs) if output_axis else (len(players),)
+    return {
+        "values": _columns(stacked, 0, width, cube),
+        "error_std": _columns(stacked, width, 2 * width, cube),
+        "base_values": _columns(stacked, 2 * width, 2 * width + outputs, (outputs,) if output_axis else ()),
+    }
+
+
+def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
+    """Return the ``shap.Explanation`` of computed rows ``X`` and their computed ``estimates``.
+
+    Parameters
+    ----------
+    explainer : the fitted explainer that made the estimates
+    X : ndarray or DataFrame of shape (m, d)
+        The explained rows (e.g. ``X_dask[:100].compute()``).
+    estimates : dict
+        Computed entries of :func:`lazy_estimates` for the same rows (numpy or pandas);
+        ``values`` is required, ``error_std`` and ``base_values`` are used when present (the
+        base values default to the explainer's ``expected_value_``).
+
+    Returns
+    -------
+    shap.Explanation
+        As ``explainer.explain(X)`` returns, for every shap plot, without computing anything again.
+    """
+    players, outputs, output_axis = value_layout(explainer)
+    codec = getattr(explainer, "_codec", None)
+    array, _, codec = check_table(
+        X,
+        n_features=explainer.n_features_in_,
+        codec=codec,
+        tables=codec is not None,
+        allow_nan=True,
+    )
+    groups = explainer.feature_groups_
+    data, display_data = explanation_data(array, codec, None if explainer.feature_groups is None else groups)
+    rows = array.shape[0]
+
+    def as_cube(name: str) -> np.ndarray | None:
+        if name not in estimates:
+            return None
+        flat = np.asarray(estimates[name], dtype=np.float64).reshape(rows, -1)
+        return flat.reshape(rows, outputs, len(players)).transpose(0, 2, 1) if output_axis else flat[:, :, None]
+
+    if "base_values" in estimates:
+        base = np.asarray(estimates["base_values"], dtype=np.float64).reshape(rows, outputs)
+    else:
+        base = np.broadcast_to(np.atleast_1d(explainer.expected_value_), (rows, outputs)).copy()
+    return make_explanation(
+        as_cube("values"),
+        base,
+        data,
+        players,
+        output_names=getattr(explainer, "output_names_", None),
+        display_data=display_data,
+        error_std=as_cube("error_std"),
+    )
+
+
+def _shipped(explainer: Any) -> Any:
+    """Return the fitted explainer as one graph node: progress off on the workers, scattered when large.
+
+    With ``random_state=None`` the node gets one fresh seed, so every block of the call draws as
+    one eager call would (an int ``random_state`` gives the values of an eager call exactly).
+    """
+    import dask
+
+    worker_copy = copy.copy(explainer)  # shares the fitted state; only the progress bar (and a None seed) differ
+    worker_copy.progress = False
+    if worker_copy.random_state is None:  # one seed for every block of this call, as one eager call has
+        worker_copy.random_state = int(np.random.default_rng().integers(2**32))
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is not None and len(pickle.dumps(worker_copy)) > SCATTER_BYTES:
+        return client.scatter(worker_copy, broadcast=True, hash=False)
+    return dask.delayed(worker_copy, pure=True, traverse=False)
+
+
+def _estimates(explainer: Any, rows: Any) -> np.ndarray:
+    """One block's values, standard errors and base values, side by side: (m, 2 k p + k)."""
+    explanation = explainer.explain(rows)
+    m = explanation.values.shape[0]
+
+    def flat(array: Any) -> np.ndarray:
+        array = np.asarray(array, dtype=np.float64)
+        if array.ndim == 3:  # (m, p, k) → output by output, as get_feature_names_out
+            array = array.transpose(0, 2, 1)
+        return array.reshape(m, -1)
+
+    error_std = explanation.error_std
+    values = flat(explanation.values)
+    stderr = np.zeros_like(values) if error_std is None else flat(error_std)
+    return np.concatenate([values, stderr, flat(explanation.base_values)], axis=1)
+
+
+def _block_estimates(block: np.ndarray, explainer: Any) -> np.ndarray:
+    if block.shape[0] == 0:
+        players, outputs, _ = value_layout(explainer)
+        return np.empty((0, 2 * len(players) * outputs + outputs))
+    return _estimates(explainer, block)
+
+
+def _partition_estimates(partition: Any, explainer: Any, columns: list[str]) -> Any:
+    import pandas as pd
+
+    if len(partition) == 0:
+        return pd.DataFrame({name: pd.Series(dtype=np.float64) for name in columns}, index=partition.index)
+    return pd.DataFrame(_estimates(explainer, partition), index=partition.index, columns=columns)
+
+
+def _columns(stacked: Any, start: int, stop: int, trailing: tuple[int, ...]) -> Any:
+    """Columns start:stop of the stacked estimates, each row reshaped to ``trailing`` (lazily, block by block).
+
+    Values and standard errors of k outputs are stored output by output: (m, k p) → (m, p, k).
+    """
+
+    def take(block: np.ndarray) -> np.ndarray:
+        piece = block[:, start:stop]
+        if len(trailing) == 2:
+            return piece.reshape(block.shape[0], trailing[1], trailing[0]).transpose(0, 2, 1)
+        return piece.reshape(block.shape[0], *trailing)
+
+    common = {"dtype": np.float64, "meta": np.empty((0,) * (1 + len(trailing)))}
+    if len(trailing) == 2:
+        return stacked.map_blocks(
+            take, new_axis=2, chunks=(stacked.chunks[0], (trailing[0],), (trailing[1],)), **common
+        )
+    if not trailing:
+        return stacked.map_blocks(take, drop_axis=1, chunks=(stacked.chunks[0],), **common)
+    return stacked.map_blocks(take, chunks=(stacked.chunks[0], trailing), **common)
+
+
+def _value_columns(explainer: Any, players: list[str], output_axis: bool) -> list[str]:
+    if not output_axis:
+        return players
+    return [str(name) for name in explainer.get_feature_names_out()]
+
+
+def _is_dask_dataframe(X: Any) -> bool:
+    return hasattr(X, "map_partitions") and hasattr(X, "columns")
