@@ -66,12 +66,8 @@ def check_data(
     _refuse_sparse(X, name)
     names = None
     if _is_dataframe(X):
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-        names = [str(c) for c in X.columns]
-        bad = [c for c, t in zip(names, X.dtypes, strict=True) if not (is_numeric_dtype(t) or is_bool_dtype(t))]
-        if bad:
-            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as numbers first.")
+        names = _column_names(X, name)
+        refuse_non_numeric_columns(X, name)
         array = X.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         try:
@@ -131,7 +127,7 @@ def check_table(
             f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
             f"columns {codec.coded_columns}."
         )
-    names = [str(c) for c in X.columns]
+    names = _column_names(X, name)
     _check_names(names, feature_names, name)
     if codec is None:
         codec, array = TableCodec.from_frame(X)
@@ -139,6 +135,15 @@ def check_table(
         codec, array = codec.encode(X, name)
     _check_array(array, name, n_features, allow_nan, nan_hint, names)
     return array, names, codec
+
+
+def _column_names(X: Any, name: str) -> list[str]:
+    """Return the DataFrame's column names as strings, each once (a repeated name would make columns ambiguous)."""
+    names = [str(c) for c in X.columns]
+    if len(set(names)) < len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{name} has columns named alike {repeated}: give each column its own name.")
+    return names
 
 
 def _refuse_sparse(X: Any, name: str) -> None:
@@ -152,6 +157,17 @@ def _refuse_sparse(X: Any, name: str) -> None:
 def _has_columns_besides_floats(X: Any) -> bool:
     """Whether ``X`` is a DataFrame with a column that is not of a numpy float dtype."""
     return _is_dataframe(X) and not all(isinstance(t, np.dtype) and t.kind == "f" for t in X.dtypes)
+
+
+def refuse_non_numeric_columns(X: Any, name: str, hint: str = "encode them as numbers first.") -> None:
+    """Raise a TypeError naming the string or category columns of a DataFrame ``X``, and ``hint``."""
+    if not _is_dataframe(X):
+        return
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, t in zip(X.columns, X.dtypes, strict=True) if not (is_numeric_dtype(t) or is_bool_dtype(t))]
+    if bad:
+        raise TypeError(f"{name} has non-numeric columns {bad}; {hint}")
 
 
 def has_non_numeric_columns(X: Any) -> bool:
@@ -190,6 +206,13 @@ KERNEL_NAN_HINT = (
     "first (e.g. SimpleImputer in a Pipeline before this step)."
 )
 """Why the kernel classes (product-kernel explainer, HSIC, MMD) refuse missing values."""
+
+
+KERNEL_CATEGORY_HINT = (
+    "kernels are computed on numbers: encode them first (e.g. OneHotEncoder or OrdinalEncoder in a Pipeline "
+    "before this step)."
+)
+"""Why the kernel classes refuse string and category columns."""
 
 
 def refuse_missing_values(array: np.ndarray, name: str, hint: str = "", columns: list | None = None) -> None:

@@ -11,7 +11,15 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_shapq._validation import DEVICE, KERNEL_NAN_HINT, PROGRESS, is_class_target, refuse_missing_values
+from sklearn_shapq._validation import (
+    DEVICE,
+    KERNEL_CATEGORY_HINT,
+    KERNEL_NAN_HINT,
+    PROGRESS,
+    is_class_target,
+    refuse_missing_values,
+    refuse_non_numeric_columns,
+)
 from sklearn_shapq.attribution._bandwidth import median_distance
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
@@ -201,6 +209,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             bandwidth array that is not d positive numbers.
         """
         minimum = 4 if self.statistic == "unbiased" else 2
+        refuse_non_numeric_columns(X, "X", KERNEL_CATEGORY_HINT)
         X, y = validate_data(
             self,
             X,

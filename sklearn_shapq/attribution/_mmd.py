@@ -15,11 +15,13 @@ from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
 from sklearn_shapq._validation import (
     DEVICE,
+    KERNEL_CATEGORY_HINT,
     KERNEL_NAN_HINT,
     PROGRESS,
     RANDOM_STATE,
     check_data,
     refuse_missing_values,
+    refuse_non_numeric_columns,
 )
 from sklearn_shapq.attribution._bandwidth import kernel_factors
 from sklearn_shapq.attribution._common import (
@@ -221,6 +223,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             Bad data, fewer than 2 rows in a sample, bad ``feature_groups`` (a column that does not
             exist, or a column in two groups), or a bandwidth array that is not d positive numbers.
         """
+        refuse_non_numeric_columns(X, "X", KERNEL_CATEGORY_HINT)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
         refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])

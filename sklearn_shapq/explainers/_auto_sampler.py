@@ -58,13 +58,16 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
         budget = 2**d if sampler == "exact" and d <= MAX_ENUMERATED_PLAYERS else auto_max_evals(d)
     else:
         budget = int(max_evals)
+    chosen_by_auto = sampler == "auto" and d > 1
     if d == 1:
         sampler = "exact"
-    elif sampler == "auto":
+    elif chosen_by_auto:
         sampler = _auto_sampler(budget, d)
     reason = SHAPLEY_ESTIMATORS[sampler].refusal(sampler, budget, d)
     if reason is not None:
-        raise ValueError(reason)
+        raise ValueError(
+            (f'sampler="auto" chose {sampler!r} for the smallest budgets: ' if chosen_by_auto else "") + reason
+        )
     return sampler, budget
 
 

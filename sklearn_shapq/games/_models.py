@@ -55,10 +55,12 @@ class ModelFunction:
         ValueError
             The model failed on rows with missing values, or returned NaN or infinity, or an
             array of the wrong shape.
+        TypeError
+            The model returned something that is not numbers (e.g. class labels as strings).
         """
         xp = self.backend.xp
         try:
-            out = self.backend.to_device(self.predict(rows), dtype=np.float64)
+            predicted = self.predict(rows)
         except Exception as exc:
             if bool(xp.isnan(rows).any()):
                 raise ValueError(
@@ -66,6 +68,12 @@ class ModelFunction:
                     f"first (e.g. a Pipeline starting with SimpleImputer), or explain rows without NaN. ({exc})"
                 ) from exc
             raise
+        try:
+            out = self.backend.to_device(predicted, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{self.name} returned outputs that are not numbers ({exc}); explain a numeric output."
+            ) from exc
         if out.ndim == 1:
             out = out[:, None]
         if out.ndim != 2 or out.shape[0] != rows.shape[0]:

@@ -82,9 +82,10 @@ class TableCodec:
         Raises
         ------
         TypeError
-            A column whose cells cannot take the dtype the codec was made from: strings where
-            numbers were, values outside a category column's categories, missing or fractional
-            values in an int or bool column.
+            A column of another kind than in fit (strings where numbers were).
+        ValueError
+            Values outside a category column's categories, or missing or fractional values in an
+            int or bool column.
         """
         codes = np.empty((frame.shape[0], len(self.columns)))
         levels, missing = list(self.levels), list(self.missing)
@@ -107,7 +108,7 @@ class TableCodec:
                     and np.dtype(dtype).kind in "biu"
                     and not np.array_equal(codes[:, j], np.round(codes[:, j]))
                 ):
-                    raise TypeError(
+                    raise ValueError(
                         f"Column {self.columns[j]!r} of {name} has missing or fractional values, but the explainer "
                         f"was fitted with {dtype}: make it a float (or nullable Int64) column in both."
                     )
@@ -134,9 +135,20 @@ class TableCodec:
         return frame
 
     def cells(self, codes: np.ndarray) -> np.ndarray:
-        """Return the original cell values of ``codes`` (n, d) as an object array (numbers stay numbers)."""
+        """Return the cells of ``codes`` (n, d) as an object array, for display.
+
+        Numbers stay numbers (NaN when missing); a missing string or category cell is shown as
+        its text ("None", "nan", "<NA>"), so such a column holds strings only and shap's plots
+        label it by name.
+        """
         frame = self.decode(codes)
-        return frame.astype(object).where(frame.notna(), np.nan).to_numpy()
+        cells = frame.astype(object).where(frame.notna(), np.nan).to_numpy(copy=True)
+        for j, kind in enumerate(self.kinds):
+            if kind in (_CATEGORY, _LEVELS):
+                column = frame.iloc[:, j].astype(object)
+                missing = column.isna().to_numpy()
+                cells[missing, j] = [str(cell) for cell in column.to_numpy()[missing]]
+        return cells
 
     def key_rows(self, codes: np.ndarray) -> np.ndarray:
         """Return rows to key by content: the codes, with a hash of the value for a level's code.
@@ -197,7 +209,7 @@ def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
     if not (same and column.dtype.ordered == dtype.ordered):  # unordered dtypes compare equal in any order
         unknown = set(column.dropna().unique()) - set(dtype.categories)
         if unknown:
-            raise TypeError(
+            raise ValueError(
                 f"{what} has values {sorted(map(str, unknown))} that are not among the categories the explainer "
                 f"was fitted with, {list(dtype.categories)}; map them to those first."
             )

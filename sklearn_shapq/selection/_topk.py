@@ -403,9 +403,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         else:
             if has_non_numeric_columns(X):
                 raise TypeError(
-                    "X has string or category columns: the selector's global game refits the estimator on "
-                    "column subsets, so encode them as numbers first (explain() takes raw tables: fit a "
-                    "prefit estimator without y)."
+                    "X has string or category columns, and the selector (fit with y, either game) takes numeric "
+                    "columns only: encode them as numbers first (e.g. OrdinalEncoder). explain() takes raw tables: "
+                    "fit a prefit estimator without y."
                 )
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False, ensure_all_finite="allow-nan")
             if not self._takes_missing_values(estimator):
@@ -517,8 +517,11 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Returns
         -------
         shap.Explanation
-            ``values`` (n, d) of the explained output of each row, ``base_values`` (n,),
-            ``error_std`` and 95% bounds; ``diagnostics`` (see the class notes).
+            ``values`` (n, p) of the explained output of each row (p players: the features, or
+            the groups of ``feature_groups``), ``base_values`` (n,), ``error_std`` and 95% bounds;
+            ``diagnostics`` (see the class notes). The values are estimates made to rank the
+            players, not exactly efficient: values plus base value need not sum to the model
+            output (use PermutationShapExplainer for that).
         """
         check_is_fitted(self, "background_")
         if is_dask_collection(X):

@@ -185,7 +185,7 @@ def test_other_categories_than_in_fit_are_refused():
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=5).fit(frame, y)
     explainer = PermutationShapExplainer(model, max_evals=40, progress=False).fit(frame)
     other = frame.iloc[:2].assign(education=pd.Categorical(["school", "phd"]))
-    with pytest.raises(TypeError, match=r"Column 'education' of X has values \['phd'\]"):
+    with pytest.raises(ValueError, match=r"Column 'education' of X has values \['phd'\]"):
         explainer.explain(other)
 
 

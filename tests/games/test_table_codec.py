@@ -67,10 +67,19 @@ def test_keys_do_not_depend_on_the_order_levels_were_seen_in():
 
 
 def test_cells_are_the_values_as_objects():
-    codec, codes = TableCodec.from_frame(every_kind())
+    frame = every_kind()
+    codec, codes = TableCodec.from_frame(frame)
     cells = codec.cells(codes)
     assert cells.dtype == object and cells[0, 0] == "x" and cells[0, 3] == "lo" and cells[1, 5] == 2
-    assert pd.isna(cells[1, 0]) and pd.isna(cells[1, 6])
+    assert cells[1, 0] == str(frame.iloc[1, 0])  # a missing string is shown as its text: labels stay strings
+    assert pd.isna(cells[1, 6])  # a missing number stays NaN
+
+
+def test_a_string_column_with_missing_cells_displays_as_strings_only():
+    """shap's scatter labels a column by name only if its cells are strings (NaN first gave numeric ticks)."""
+    frame = pd.DataFrame({"c": pd.Series(["a", None, np.nan, pd.NA, "b"], dtype=object)})
+    codec, codes = TableCodec.from_frame(frame)
+    assert codec.cells(codes)[:, 0].tolist() == ["a", "None", "nan", "<NA>", "b"]
 
 
 def test_category_columns_are_recoded_to_the_fitted_categories():
@@ -89,7 +98,7 @@ def test_category_columns_are_recoded_to_the_fitted_categories():
 def test_values_outside_the_fitted_categories_or_strings_for_numbers_are_refused():
     fitted = pd.CategoricalDtype(["lo", "mid", "hi"])
     codec, _ = TableCodec.from_frame(pd.DataFrame({"c": pd.Categorical(["lo"], dtype=fitted), "n": [2.0]}))
-    with pytest.raises(TypeError, match=r"Column 'c' of X has values \['phd'\] .* \['lo', 'mid', 'hi'\]"):
+    with pytest.raises(ValueError, match=r"Column 'c' of X has values \['phd'\] .* \['lo', 'mid', 'hi'\]"):
         codec.encode(pd.DataFrame({"c": pd.Categorical(["phd"]), "n": [1.0]}))
     with pytest.raises(TypeError, match="fitted with numbers"):
         codec.encode(pd.DataFrame({"c": pd.Categorical(["lo"], dtype=fitted), "n": ["one"]}))
@@ -114,7 +123,7 @@ def test_none_and_nan_stay_apart():
 def test_an_int_column_with_nan_or_fractions_at_explain_is_refused_not_cast():
     codec, _ = TableCodec.from_frame(pd.DataFrame({"s": ["a", "b"], "age": np.array([30, 40])}))
     for age in ([np.nan, 41.0], [30.5, 41.0]):
-        with pytest.raises(TypeError, match="Column 'age' of X has missing or fractional values"):
+        with pytest.raises(ValueError, match="Column 'age' of X has missing or fractional values"):
             codec.encode(pd.DataFrame({"s": ["a", "b"], "age": age}))
     _, codes = codec.encode(pd.DataFrame({"s": ["a", "b"], "age": [31.0, 42.0]}))  # whole floats: fine
     assert codec.decode(codes)["age"].tolist() == [31, 42]

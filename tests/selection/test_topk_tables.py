@@ -75,10 +75,12 @@ def test_transform_after_an_explain_only_fit_says_why_it_selects_nothing():
         explainer.transform(frame)
 
 
-def test_the_selector_refuses_string_columns_with_the_reason():
+@pytest.mark.parametrize("game", ["retrain", "marginal"])
+def test_the_selector_refuses_string_columns_with_the_reason(game):
     frame, y = people(100, seed=23)
-    with pytest.raises(TypeError, match="refits the estimator on column subsets"):
-        TopKShapley(k=2, progress=False).fit(frame, y)
+    model = census_pipeline(frame, y)
+    with pytest.raises(TypeError, match=r"selector \(fit with y, either game\) takes numeric columns only"):
+        TopKShapley(model, k=2, prefit=True, game=game, progress=False).fit(frame, y)
 
 
 def test_k_counts_players():
