@@ -76,6 +76,7 @@ def attribute_statistic(
     progress: bool,
     name: str,
     feature_groups: FeatureGroups,
+    n_jobs: int | None = None,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Shapley attributions of Σ_ab W_ab K(u_a, u_b) and the statistic itself.
 
@@ -91,6 +92,8 @@ def attribute_statistic(
         Name of the bandwidth parameter in messages.
     feature_groups : FeatureGroups
         The players (groups of columns, or the columns).
+    n_jobs : int or None, default=None
+        Tiles of rows evaluated at once (joblib); the result does not depend on it.
 
     Returns
     -------
@@ -109,7 +112,7 @@ def attribute_statistic(
     with backend.activate():
         resolved = resolve_product_kernel_method(method, feature_groups.n_players, backend.is_gpu)
         attributions = statistic_shapley(
-            U, weights, kinds, gammas, backend, resolved, rows, progress, feature_groups.player_of_column
+            U, weights, kinds, gammas, backend, resolved, rows, progress, feature_groups.player_of_column, n_jobs
         )
     return attributions, float(attributions.sum()), bandwidths
 

@@ -15,6 +15,7 @@ from sklearn_shapq._validation import (
     DEVICE,
     KERNEL_CATEGORY_HINT,
     KERNEL_NAN_HINT,
+    N_JOBS,
     PROGRESS,
     is_class_target,
     refuse_missing_values,
@@ -83,6 +84,12 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         numba kernels on the CPU, cupy kernels on CUDA.
     progress : bool, default=True
         Show a progress bar over the pairs of samples; it appears only once ``fit`` has run 3 s.
+    n_jobs : int or None, default=None
+        Tiles of rows of the pair sum evaluated at once by joblib (None: one at a time; -1: all
+        cores; on a Dask cluster under ``joblib.parallel_config(backend="dask")``). Tiles have a
+        fixed size (``sklearn.set_config(working_memory=...)``, not ``n_jobs``) and are summed in
+        a fixed order: the attributions are bit-identical for any ``n_jobs`` and backend. Each
+        running tile holds its own working memory.
 
     Attributes
     ----------
@@ -139,6 +146,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         "method": METHOD,
         "device": DEVICE,
         "progress": PROGRESS,
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -154,6 +162,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         method: str = "auto",
         device: str = "cpu",
         progress: bool = True,
+        n_jobs: int | None = None,
     ) -> None:
         self.kernel_x = kernel_x
         self.bandwidth_x = bandwidth_x
@@ -165,6 +174,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         self.method = method
         self.device = device
         self.progress = progress
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -227,7 +237,16 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         gamma_y = 0.0 if sigma_y is None else 1.0 / (2.0 * sigma_y**2)
         weights = HSICWeights(target, kind, gamma_y, self.statistic == "unbiased")
         self.attributions_, self.hsic_, self.bandwidths_ = attribute_statistic(
-            X, weights, self.kernel_x, self.bandwidth_x, self.method, self.device, self.progress, "bandwidth_x", groups
+            X,
+            weights,
+            self.kernel_x,
+            self.bandwidth_x,
+            self.method,
+            self.device,
+            self.progress,
+            "bandwidth_x",
+            groups,
+            self.n_jobs,
         )
         order = np.argsort(-self.attributions_, kind="stable")
         self.ranking_ = np.empty(groups.n_players, dtype=int)

@@ -17,6 +17,7 @@ from sklearn_shapq._validation import (
     DEVICE,
     KERNEL_CATEGORY_HINT,
     KERNEL_NAN_HINT,
+    N_JOBS,
     PROGRESS,
     RANDOM_STATE,
     check_data,
@@ -128,6 +129,12 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     progress : bool, default=True
         Show progress bars over the pairs of samples and the permutation test; they appear only
         once a loop has run 3 s.
+    n_jobs : int or None, default=None
+        Tiles of rows of the pair sum evaluated at once by joblib (None: one at a time; -1: all
+        cores; on a Dask cluster under ``joblib.parallel_config(backend="dask")``). Tiles have a
+        fixed size (``sklearn.set_config(working_memory=...)``, not ``n_jobs``) and are summed in
+        a fixed order: the attributions are bit-identical for any ``n_jobs`` and backend. Each
+        running tile holds its own working memory.
 
     Attributes
     ----------
@@ -175,6 +182,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         "device": DEVICE,
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -189,6 +197,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         device: str = "cpu",
         random_state: Any = None,
         progress: bool = True,
+        n_jobs: int | None = None,
     ) -> None:
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -199,6 +208,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         self.device = device
         self.random_state = random_state
         self.progress = progress
+        self.n_jobs = n_jobs
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, Z: Any) -> MMDAttribution:
@@ -250,6 +260,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             self.progress,
             "bandwidth",
             groups,
+            self.n_jobs,
         )
         self.feature_groups_ = groups
         self.p_value_ = None

@@ -49,3 +49,27 @@ def test_a_diagonal_weight_contributes_nothing():
     kinds, gammas = np.zeros(3, np.int8), np.ones(3)
     phi = statistic_shapley(U, DenseWeights(np.diag(rng.normal(size=6))), kinds, gammas, CpuBackend(), "quadrature", 2)
     np.testing.assert_array_equal(phi, 0.0)
+
+
+@pytest.mark.parametrize("statistic", ["hsic", "mmd"])
+def test_tiles_in_parallel_and_on_dask_give_bit_identical_attributions(statistic, dask_client):
+    """Fixed tiles summed in a fixed order: n_jobs and the joblib backend do not change a bit."""
+    import joblib
+    import sklearn
+
+    from sklearn_shapq import HSICAttribution, MMDAttribution
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 5))
+    y = X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=300)
+
+    def fit(**options):
+        with sklearn.config_context(working_memory=1):  # about 100 rows per tile: several tiles
+            if statistic == "hsic":
+                return HSICAttribution(progress=False, **options).fit(X, y).attributions_
+            return MMDAttribution(progress=False, **options).fit(X[:150], X[150:] + 0.3).attributions_
+
+    serial = fit()
+    np.testing.assert_array_equal(fit(n_jobs=2), serial)
+    with joblib.parallel_config(backend="dask"):
+        np.testing.assert_array_equal(fit(n_jobs=-1), serial)
