@@ -44,8 +44,10 @@ METHODS = ("prefix_suffix", "quadrature")
 PREFIX_SUFFIX_MAX_FEATURES = 1000
 """Beyond this d the raw elementary symmetric polynomials of "prefix_suffix" may overflow."""
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-PAIR_WORK_CHUNKS = 64
-"""Parallel work items per call of the numba kernel when few queries are explained."""
+ANCHORS_PER_CHUNK = 256
+"""Anchors per work item of the numba kernel: a query's sum over its anchors is split into chunks
+of this size whatever the number of queries, so a row's value does not depend on its batch (and
+few queries still make many work items)."""
 _MIN_THREAD_WORK = 1 << 16
 """Inner-loop steps (anchors × games × d²) below which a thread is not worth starting."""
 
@@ -417,7 +419,7 @@ def pair_shapley_numba(
     order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method, players)
     n_queries, n_players = queries.shape[0], starts.size - 1
     n_anchors = anchors.shape[0]
-    n_chunks = int(min(max(1, PAIR_WORK_CHUNKS // max(1, n_queries)), max(1, n_anchors // 16)))
+    n_chunks = max(1, -(-n_anchors // ANCHORS_PER_CHUNK))
     # no references (or none at all): b = 1, the kernels' specialisation for references=None
     refs = (
         None if references is None or references.shape[0] == 0 else np.ascontiguousarray(references, dtype=np.float64)
@@ -459,7 +461,10 @@ def pair_shapley_numba(
     pair_work = n_refs * (queries.shape[1] + n_players * n_players)
     min_items = max(1, _MIN_THREAD_WORK // max(1, ((n_anchors + n_chunks - 1) // n_chunks) * pair_work))
     run_ranges(items, n_queries * n_chunks, min_items, ranges_per_thread=4)  # uneven: HSIC's triangle
-    return out.sum(axis=1) / n_refs
+    total = out[:, 0].copy()
+    for c in range(1, n_chunks):  # chunk by chunk, in order: the same sums for any number of queries
+        total += out[:, c]
+    return total / n_refs
 
 
 # ----------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from sklearn_shapq._validation import (
     default_feature_names,
 )
 from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.backends._product_kernel import ANCHORS_PER_CHUNK
 from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.estimators import (
     PRODUCT_KERNEL_METHODS,
@@ -385,12 +386,14 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _block_rows(self, n_rows: int) -> int:
         """Explained rows per kernel call: their temporaries fit in scikit-learn's ``working_memory``.
 
-        Per row: the row, its values and the kernel's per-row partial sums (a few p × k for p
-        players), plus the 2^p-coalition table of "brute_force". At most a hundredth of the rows
-        (at least 256) go in one call, so the progress bar moves.
+        Per row: the row, its values and the kernel's partial sums (p × k for each chunk of
+        :data:`ANCHORS_PER_CHUNK` anchors of each component, p players), plus the 2^p-coalition
+        table of "brute_force". At most a hundredth of the rows (at least 256) go in one call, so
+        the progress bar moves.
         """
         d, p, k = self.n_features_in_, self.feature_groups_.n_players, self.n_outputs_
-        row_bytes = 8 * (d + 4 * p * k)
+        chunks = sum(-(-component.anchors.shape[0] // ANCHORS_PER_CHUNK) for component in self.expansion_.components)
+        row_bytes = 8 * (d + (4 + chunks) * p * k)
         if self.method_ == "brute_force":
             row_bytes += 8 * (3 * k + d) * 2**p
         return get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_BLOCK_ROWS, -(-n_rows // 100)))

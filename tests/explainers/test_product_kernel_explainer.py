@@ -306,9 +306,10 @@ def test_clone_blocks_and_progress_do_not_change_results(regression):
     copy = clone(explainer)
     assert copy.model is model and copy.get_params()["progress"] is False
     reference = ProductKernelShapExplainer(model).fit(X).shap_values(X[:7])
-    with sklearn.config_context(working_memory=600 / 2**20):  # 600 bytes: 3 rows of d = 5 per kernel call
+    # a row of d = 5, one output: 8 (5 + (4 + 1 chunk of support vectors) 5) = 240 bytes; 3 rows per call
+    with sklearn.config_context(working_memory=720 / 2**20):
         assert explainer._block_rows(7) == 3
-        np.testing.assert_allclose(explainer.shap_values(X[:7]), reference, atol=1e-13)
+        np.testing.assert_array_equal(explainer.shap_values(X[:7]), reference)  # blocks change no bit
     assert explainer._block_rows(7) == 256  # the default 1 GiB: capped at 256 rows per call
 
 
@@ -448,3 +449,14 @@ def test_costly_interventional_game_warns_at_the_callers_line(monkeypatch):
     with pytest.warns(UserWarning, match="background_size") as record:
         explainer.fit(rng.normal(size=(5, 2)))
     assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("value_function", ["baseline", "interventional"])
+def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(value_function):
+    """A row's sum over the support vectors is chunked by a fixed size, never by the batch."""
+    X, y = make_regression(900, 6, noise=1.0, random_state=3)
+    model = SVR(C=10.0, gamma=0.05).fit(X[:700], y[:700])  # several hundred support vectors: several chunks
+    explainer = ProductKernelShapExplainer(model, value_function=value_function, progress=False).fit(X[:30])
+    batch = explainer.explain(X[700:780]).values
+    for row in (0, 13, 79):
+        np.testing.assert_array_equal(explainer.explain(X[700 + row : 701 + row]).values[0], batch[row])
