@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import check_scoring
@@ -52,14 +53,31 @@ class _ScoreGame(Game):
         return len(self._memo)
 
 
+_TASKS_PER_WORKER = 2
+"""Tasks a call's new coalitions are split into per parallel worker (a task scores several)."""
+
+
 class RetrainGame(_ScoreGame):
     """v(S): mean cross-validated score of ``clone(estimator)`` trained on the features in S.
 
     v(∅) is the score of a constant predictor (``DummyClassifier(strategy="prior")`` or
     ``DummyRegressor()``) on the same folds. A coalition is scored once per game; with
     ``memory`` its scores are also kept on disk by joblib and reused by later games on the same
-    data, estimator (class and parameters), folds and scoring (refitting a selector for another
-    k in a grid search then costs little).
+    data, estimator (class and parameters), folds, scoring and ``seed`` (refitting a selector for
+    another k in a grid search then costs little).
+
+    The new coalitions of a call are scored in a few tasks of several coalitions each (about
+    two per worker of the joblib backend, so that small refits are not one task each), and the
+    scores come back in the order of the coalitions. A score depends on its coalition and the
+    game's parameters alone, never on the backend (loky, threads, dask), the worker, the
+    batching or the order in which coalitions are evaluated:
+
+    - with ``seed``, every parameter ``random_state`` of the clone (its own, or a nested one such
+      as a pipeline step's ``<step>__random_state``) is set to :func:`coalition_seed` of (seed,
+      coalition) for all the coalition's refits;
+    - when the backend runs several jobs, the clone's parameters ``n_jobs`` left at None are set
+      to 1: nested parallelism in the workers (daemonic dask workers in particular) would only
+      compete for their cores. Other values are kept, and the estimator passed is never changed.
 
     Parameters
     ----------
@@ -73,13 +91,28 @@ class RetrainGame(_ScoreGame):
         As in ``cross_val_score`` (None: accuracy for classifiers, R² otherwise, which is what
         their ``score`` computes and what the constant predictor of v(∅) can share).
     n_jobs : int or None
-        Coalitions of one call scored in parallel (joblib).
+        Coalitions of one call scored in parallel (joblib, with the active backend: e.g. dask
+        inside ``joblib.parallel_config(backend="dask")``).
     memory : joblib.Memory or None
-        Where scores are cached across games (None: only within this game).
+        Where scores are cached across games (None: only within this game). The coalition's
+        seed is part of the cache key, so cached scores are reused only by games of the same
+        ``seed``, unless the estimator has no ``random_state`` parameter.
+    seed : int or None, default=None
+        Seed of the refits' ``random_state`` (see above). None leaves the estimator's
+        ``random_state`` as it is: an estimator with ``random_state=None`` then gives scores that
+        change from refit to refit.
     """
 
     def __init__(
-        self, estimator: Any, X: np.ndarray, y: Any, cv: Any, scoring: Any, n_jobs: int | None, memory: Any = None
+        self,
+        estimator: Any,
+        X: np.ndarray,
+        y: Any,
+        cv: Any,
+        scoring: Any,
+        n_jobs: int | None,
+        memory: Any = None,
+        seed: int | None = None,
     ) -> None:
         classifier = is_classifier(estimator)
         folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
@@ -92,29 +125,104 @@ class RetrainGame(_ScoreGame):
         self.scoring = scoring
         self.scorer = check_scoring(estimator, scoring=scoring)
         self.dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
-        self._score = cross_validated_score if memory is None else memory.cache(cross_validated_score)
-
-    def _scores(self, masks: np.ndarray) -> list[float]:
-        return Parallel(n_jobs=self.n_jobs)(
-            delayed(self._score)(
-                self.estimator if mask.any() else self.dummy, self.X, self.y, mask, self.folds, self.scorer
-            )
-            for mask in masks
+        self.seed = seed
+        self._models = {  # by whether a coalition is non-empty: the model and whether it takes a seed
+            nonempty: (model, bool(_params_named(model.get_params(deep=True), "random_state")))
+            for nonempty, model in ((True, estimator), (False, self.dummy))
+        }
+        self._score = (
+            cross_validated_score if memory is None else memory.cache(cross_validated_score, ignore=["single_threaded"])
         )
 
+    def _task(self, mask: np.ndarray) -> tuple[Any, np.ndarray, int | None]:
+        """Model, coalition and seed of a coalition's refits (no seed for a model without one)."""
+        model, seeded = self._models[bool(mask.any())]
+        return model, mask, coalition_seed(self.seed, mask) if seeded and self.seed is not None else None
 
-def cross_validated_score(model: Any, X: np.ndarray, y: Any, mask: np.ndarray, folds: list, scorer: Any) -> float:
+    def _scores(self, masks: np.ndarray) -> list[float]:
+        n_workers = effective_n_jobs(self.n_jobs)
+        tasks = [self._task(mask) for mask in masks]
+        batches = np.array_split(np.arange(len(tasks)), min(len(tasks), _TASKS_PER_WORKER * n_workers))
+        scores = Parallel(n_jobs=self.n_jobs)(
+            delayed(_score_tasks)(
+                self._score, [tasks[i] for i in batch], self.X, self.y, self.folds, self.scorer, n_workers > 1
+            )
+            for batch in batches
+        )
+        return [score for batch in scores for score in batch]
+
+
+def coalition_seed(seed: int, mask: np.ndarray) -> int:
+    """Seed in [0, 2^31) of a coalition's refits, from ``seed`` and the coalition's mask alone.
+
+    A hash (BLAKE2b) of the seed and the mask's bytes: the same for a coalition wherever and
+    whenever it is scored, and unrelated between coalitions. 31 bits suit every estimator's
+    ``random_state`` (numpy's RandomState takes 32, some libraries a signed 32-bit int).
+
+    Parameters
+    ----------
+    seed : int
+        In [0, 2^64).
+    mask : bool ndarray of shape (d,)
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.array([True, False, True])
+    >>> coalition_seed(0, mask) == coalition_seed(0, mask.copy()), coalition_seed(0, mask) == coalition_seed(1, mask)
+    (True, False)
+    """
+    digest = hashlib.blake2b(
+        int(seed).to_bytes(8, "little") + np.ascontiguousarray(mask, dtype=bool).tobytes(), digest_size=4
+    ).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def _score_tasks(
+    score: Any, tasks: list, X: np.ndarray, y: Any, folds: list, scorer: Any, single_threaded: bool
+) -> list[float]:
+    """Scores of several coalitions ``tasks`` [(model, mask, seed)] in one joblib task."""
+    return [score(model, X, y, mask, folds, scorer, seed, single_threaded) for model, mask, seed in tasks]
+
+
+def cross_validated_score(
+    model: Any,
+    X: np.ndarray,
+    y: Any,
+    mask: np.ndarray,
+    folds: list,
+    scorer: Any,
+    seed: int | None = None,
+    single_threaded: bool = False,
+) -> float:
     """Mean score over ``folds`` of clones of ``model`` fitted on the columns ``mask`` of X.
 
     A plain loop over the folds: ``cross_val_score``'s overhead is twice a small fit. An empty
-    ``mask`` fits on the first column (the constant predictor of v(∅) ignores it).
+    ``mask`` fits on the first column (the constant predictor of v(∅) ignores it). ``seed`` (not
+    None) is set as every ``random_state`` parameter of the clones; ``single_threaded`` sets
+    their ``n_jobs`` parameters left at None to 1 (it changes no score).
     """
+    values = model.get_params(deep=True)
+    params = {}
+    if seed is not None:
+        params.update(dict.fromkeys(_params_named(values, "random_state"), seed))
+    if single_threaded:
+        params.update({key: 1 for key in _params_named(values, "n_jobs") if values[key] is None})
     columns = X[:, mask] if mask.any() else X[:, :1]
     scores = []
     for train, test in folds:
-        fitted = clone(model).fit(columns[train], _rows(y, train))
+        fitted = clone(model).set_params(**params).fit(columns[train], _rows(y, train))
         scores.append(scorer(fitted, columns[test], _rows(y, test)))
     return float(np.mean(scores))
+
+
+def _params_named(params: dict, name: str) -> list[str]:
+    """Keys of an estimator's parameters ``params`` (``get_params(deep=True)``) called ``name``."""
+    return [key for key in params if key == name or key.endswith(f"__{name}")]
 
 
 def _rows(y: Any, index: np.ndarray) -> Any:

@@ -152,9 +152,13 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     batch_size : int or "auto", default="auto"
         Most model rows per model call in ``explain`` and the "marginal" game.
     n_jobs : int or None, default=None
-        Workers, with joblib's meaning (None: 1; -1: all cores; -2: all but one): coalitions of
-        the "retrain" game cross-validated in parallel, and model calls of ``explain`` run in
-        threads. Results do not depend on it.
+        Workers, with joblib's meaning (None: 1, or the workers of the active backend, e.g. of a
+        dask cluster under ``joblib.parallel_config(backend="dask")``; -1: all cores; -2: all but
+        one): coalitions of the "retrain" game cross-validated in parallel, a few tasks of several
+        coalitions per worker, and model calls of ``explain`` run in threads. Results do not
+        depend on it nor on the backend. When the "retrain" game runs several jobs, the refitted
+        clones' ``n_jobs`` parameters left at None are set to 1 (no nested parallelism in the
+        workers); ``estimator`` itself is not changed.
     feature_groups : dict or None, default=None
         Columns treated as one player: {group name: [columns by name or index]} (see
         :class:`PermutationShapExplainer`). ``k`` counts players; the selector keeps or drops a
@@ -168,10 +172,18 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     memory : None, str or joblib.Memory, default=None
         Where the "retrain" game's scores are cached across fits (a path or a ``joblib.Memory``,
         as Pipeline's ``memory``): refitting for another k in a grid search then reuses every
-        coalition already scored. None: scores are kept within one fit only.
+        coalition already scored. None: scores are kept within one fit only. The refits' seed
+        is part of the cache key: for an estimator with a ``random_state`` parameter, scores are
+        shared across fits only with an int ``random_state``.
     random_state : None, int, Generator or RandomState, default=None
         Seed of the background subsample and of every draw; ``explain`` keys a row's draws by
-        its values, so a row gets identical values alone or in any batch.
+        its values, so a row gets identical values alone or in any batch. The "retrain" game
+        draws one seed from it per fit and sets every ``random_state`` parameter of a
+        coalition's refitted clones (nested ones, as a pipeline step's, included) to a hash of
+        that seed and the coalition, so a coalition's score does not depend on the worker, the
+        backend (loky, dask) or the order of evaluation (see :class:`RetrainGame`); estimators
+        without ``random_state`` are refitted as they are. With None the seed is drawn afresh
+        in every fit, and the refits differ between fits.
     progress : bool, default=True
         Show a progress bar (over evaluations in ``fit``, rows in ``explain``) once the work has
         run 3 s.
@@ -434,8 +446,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self._drop_global_results()
         if y is None:
             return self
-        game = self._grouped(self._global_game(estimator, X, y, keep))
         keys = row_keys(draw_seed(make_generator(self.random_state, stream=1)), np.zeros((1, 1)))
+        game = self._grouped(self._global_game(estimator, X, y, keep))
         with progress_bar(self.progress, self._budget(game.n_players), "evaluating", "eval") as bar:
             result = self._estimate(_ProgressGame(game, bar), False, keys)
         self.top_k_ = result.top_k[0]
@@ -458,7 +470,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     def _global_game(self, estimator: Any, X: np.ndarray, y: Any, keep: np.ndarray) -> Game:
         if self.game == "retrain":
             memory = None if self.memory is None else check_memory(self.memory)
-            return RetrainGame(estimator, X, y, self.cv, self.scoring, self.n_jobs, memory)
+            seed = draw_seed(make_generator(self.random_state, stream=3))
+            return RetrainGame(estimator, X, y, self.cv, self.scoring, self.n_jobs, memory, seed)
         model = self.estimator_
         classes = getattr(model, "classes_", None) if is_classifier(model) else None
         if classes is not None and not hasattr(model, "predict_proba"):
