@@ -154,6 +154,7 @@ SHORT = {
     "sampling_shap_at_k": "SS@K",
     "svarm": "SVARM",
     "stratified_svarm": "StrSVARM",
+    "leverage": "Lever",
 }
 # spec topk_cmcs.md §9.2 (the paper's Table 1): game -> (n, mean calls of SamplingSHAP@K, CMCS, CMCS@K, Greedy)
 PAPER_TABLE1 = {

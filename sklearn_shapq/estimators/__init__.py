@@ -28,6 +28,7 @@ from sklearn_shapq.estimators._stratified import StratifiedEstimator, stratified
 from sklearn_shapq.estimators._topk import top_k_shapley
 from sklearn_shapq.estimators._topk_base import TOPK_ESTIMATORS, TopKEstimator, register_topk
 from sklearn_shapq.estimators._topk_cmcs import cmcs_coalition_probability, cmcs_coalitions, extended_marginals
+from sklearn_shapq.estimators._topk_leverage import LeverageTopK
 from sklearn_shapq.estimators._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
 from sklearn_shapq.estimators._topk_state import TopKResult
 from sklearn_shapq.estimators._units import UnitSamples, combine_units
@@ -40,6 +41,7 @@ __all__ = [
     "ExactEstimator",
     "KernelShapEstimator",
     "LeverageEstimator",
+    "LeverageTopK",
     "OwenEstimator",
     "PermutationWalkEstimator",
     "RunningMoments",

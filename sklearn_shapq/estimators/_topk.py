@@ -61,7 +61,8 @@ def top_k_shapley(
         "greedy_cmcs" (after t_min CMCS rounds, rounds sample the players of pairs likely to be
         mis-ordered), "cmcs_at_k" (SHAP@K with CMCS: the two most overlapping players per round,
         on one coalition), or a baseline: "permutation" (ApproShapley), "sampling_shap_at_k"
-        (SHAP@K with permutation sampling), "svarm", "stratified_svarm" (the paper's variant).
+        (SHAP@K with permutation sampling), "svarm", "stratified_svarm" (the paper's variant), or
+        "leverage" (Leverage SHAP's regression on the whole budget; not in the paper).
     max_evals : int or None
         Evaluations per game including v(∅) and v(N); None (PAC mode only): until the rule holds.
     epsilon : float or None
@@ -105,6 +106,9 @@ def top_k_shapley(
     d = game.n_players
     _check_arguments(d, k, method, max_evals, epsilon, delta, t_min, ranking, rounds_per_decision)
     family = TOPK_ESTIMATORS[method]
+    reason = family.refusal(d, max_evals) if d > 1 else None
+    if reason is not None:
+        raise ValueError(reason)
     warm_up = family.warm_up_evals(d, t_min)
     if family.adaptive and max_evals is not None and max_evals < warm_up and d > 1:
         warnings.warn(

@@ -91,6 +91,11 @@ class TopKEstimator(ABC):
             return max(1, ceil(AUTO_STALENESS * done))
         return self.rounds_per_decision
 
+    @classmethod
+    def refusal(cls, d: int, max_evals: int | None) -> str | None:
+        """Why the method cannot run with ``max_evals`` on d players (None: it can); checked before any work."""
+        return None
+
     @abstractmethod
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray, np.ndarray, PlayerStats]:
         """Spend every game's budget; return values, standard errors, sample counts (n_games, d) and the stats."""

@@ -106,7 +106,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Number of features sought (1 <= k <= d).
     method : str, default="greedy_cmcs"
         "greedy_cmcs", "cmcs", "cmcs_at_k", or a baseline: "permutation" (ApproShapley),
-        "sampling_shap_at_k", "svarm", "stratified_svarm".
+        "sampling_shap_at_k", "svarm", "stratified_svarm"; or "leverage" (Leverage SHAP's
+        regression on the whole budget, exactly efficient values; no PAC mode).
     max_evals : int or "auto", default="auto"
         Evaluations of the game (per row for ``explain``), v(∅) and v(N) included; with
         ``game="retrain"`` each is one cross-validation. "auto": 2 + (t_min + 20) (d + 1), the
@@ -348,6 +349,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         if self.epsilon is not None and not TOPK_ESTIMATORS[self.method].pac:
             pac = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
             raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
+        reason = TOPK_ESTIMATORS[self.method].refusal(d, self._budget(d)) if d > 1 else None
+        if reason is not None:
+            raise ValueError(reason)
 
     def _budget(self, d: int) -> int:
         if self.max_evals != "auto":

@@ -56,6 +56,7 @@ def test_registry_contents():
         "sampling_shap_at_k",
         "svarm",
         "stratified_svarm",
+        "leverage",
     }
     for name, cls in TOPK_ESTIMATORS.items():
         assert issubclass(cls, TopKEstimator) and cls.name == name
@@ -78,6 +79,12 @@ def test_budget_matches_an_independent_counter(method, n_games, rounds_per_decis
     leftover_bound = {"permutation": d - 2, "sampling_shap_at_k": d - 2, "svarm": 0}.get(method, 1)
     for budget in (2, 3, d, d + 1, d + 2, 2 * d, 10 * d, 1000):
         game = LoggingGame(table, n_games=n_games)
+        reason = TOPK_ESTIMATORS[method].refusal(d, budget)
+        if reason is not None:  # refused before any evaluation
+            with pytest.raises(ValueError, match="below the minimum"):
+                top_k_shapley(game, 2, method, max_evals=budget, random_state=budget)
+            assert game.calls == []
+            continue
         result = top_k_shapley(
             game, 2, method, max_evals=budget, t_min=3, rounds_per_decision=rounds_per_decision, random_state=budget
         )
@@ -86,7 +93,8 @@ def test_budget_matches_an_independent_counter(method, n_games, rounds_per_decis
         np.testing.assert_array_equal(counts, result.n_evals)  # reported = evaluated
         np.testing.assert_array_equal(game.n_evals, counts)
         assert counts.max() <= budget  # never past the budget
-        assert (budget - counts).max() <= leftover_bound  # and (nearly) all of it spent
+        spendable = min(budget, 2**d) if method == "leverage" else budget  # leverage: each coalition once
+        assert (spendable - counts).max() <= leftover_bound  # and (nearly) all of it spent
         sizes = masks.sum(axis=1)
         for g in range(n_games):  # ∅ and N once per game, in the first call
             assert ((sizes == 0) & (games == g)).sum() == 1
@@ -126,13 +134,14 @@ def test_a_budget_below_the_warm_up_warns():
 def test_lockstep_runs_are_independent_and_reproducible():
     table = np.random.default_rng(0).normal(size=2**5)
     for method in METHODS:
-        first = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=5)
-        second = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=5)
+        budget = 24 if method == "leverage" else 60  # leverage: 11 of the 15 pairs (all 15 would be exact)
+        first = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=budget, t_min=3, random_state=5)
+        second = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=budget, t_min=3, random_state=5)
         np.testing.assert_array_equal(first.values, second.values)
         np.testing.assert_array_equal(first.top_k, second.top_k)
         np.testing.assert_array_equal(first.n_evals, second.n_evals)
         assert not np.array_equal(first.values[0], first.values[1]), method
-        third = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=60, t_min=3, random_state=6)
+        third = top_k_shapley(TableGame(table, n_games=3), 2, method, max_evals=budget, t_min=3, random_state=6)
         assert not np.array_equal(first.values, third.values), method
     generator = top_k_shapley(TableGame(table), 2, "cmcs", max_evals=60, random_state=np.random.default_rng(1))
     assert generator.values.shape == (1, 5)

@@ -1,0 +1,48 @@
+"""Top-k by Leverage SHAP: one regression per game on its whole budget, then the k largest values.
+
+Not in the top-k paper: the regression estimator of :mod:`~sklearn_shapq.estimators._leverage`
+(complementary pairs, sizes by leverage scores, exactly efficient, jackknife standard errors) as a
+non-adaptive top-k method. It spends each game's budget at once, so it has no PAC mode; its values
+are exactly efficient, which the CMCS family's are not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sklearn_shapq.estimators._leverage import LeverageEstimator
+from sklearn_shapq.estimators._topk_base import TopKEstimator, register_topk
+from sklearn_shapq.estimators._topk_state import Ledger
+from sklearn_shapq.samplers import KeyedStream
+
+
+@register_topk
+class LeverageTopK(TopKEstimator):
+    """Method "leverage": Leverage SHAP's values of every game, in one batched regression."""
+
+    name = "leverage"
+    pac = False
+
+    @classmethod
+    def refusal(cls, d: int, max_evals: int | None) -> str | None:
+        """Leverage SHAP's own refusal (below its minimum, or a regression over its memory bound)."""
+        if max_evals is None:
+            return "method 'leverage' spends a fixed budget: give max_evals."
+        return LeverageEstimator.refusal("leverage", int(max_evals), d)
+
+    @classmethod
+    def bytes_per_game(cls, d: int, max_evals: float) -> int:
+        """Return the working memory of one game's regression (one output)."""
+        return LeverageEstimator("leverage", int(min(max_evals, 2.0**d)), d, 0).bytes_per_game(1)
+
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+        """Regress every game on its budget's pairs (keyed by the game's key); no player statistics."""
+        d, games = ledger.n_players, np.arange(ledger.n_games)
+        regression = LeverageEstimator("leverage", int(ledger.budget), d, 0)
+        estimate = regression.estimate(ledger.game, games, stream.keys)
+        backend = ledger.game.backend
+        values = backend.to_numpy(estimate.values)[games, :, ledger.outputs]
+        stderr = backend.to_numpy(estimate.stderr)[games, :, ledger.outputs]
+        ledger.used[:] = regression.n_evals
+        counts = np.full((ledger.n_games, d), regression.n_evals - 2)
+        return values, stderr, counts, None
