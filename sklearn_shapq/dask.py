@@ -4,7 +4,9 @@
 :class:`~sklearn_shapq.ProductKernelShapExplainer` and :class:`~sklearn_shapq.TopKShapley` (local
 mode) hands a dask Array or DataFrame to :func:`lazy_explain`: each block (all its columns at once)
 runs the ordinary eager ``explain`` on a worker. A row's estimate is keyed by its content, so any
-chunking or partitioning gives the values an eager run gives (spec: scaling_out.md). The fitted
+chunking or partitioning gives the values an eager run gives (spec: scaling_out.md), bit for bit
+when the model predicts a row the same in any batch (trees and boosters do; a BLAS-backed linear
+model may differ in the last bit). The fitted
 explainer enters the graph once (``dask.delayed(..., pure=True, traverse=False)``), scattered to
 every worker first when it is large and a distributed client is running.
 
@@ -18,8 +20,8 @@ one computation; :func:`to_explanation` turns a computed slice into a ``shap.Exp
 from __future__ import annotations
 
 import copy
-import pickle
 import sys
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -43,13 +45,16 @@ def is_dask_collection(X: Any) -> bool:
 
 
 def value_layout(explainer: Any) -> tuple[list[str], int, bool]:
-    """Return the players' names, the number of outputs k, and whether values carry an output axis."""
-    from sklearn_shapq.explainers._base import ModelExplainerMixin
+    """Return the players' names, the number of outputs k, and whether values carry an output axis.
 
+    An explainer with ``n_outputs_`` explains every output ((n, p, k) for k > 1); one without it
+    (TopKShapley) explains one output per row, (n, p).
+    """
     players = [str(name) for name in explainer.feature_groups_.names]
-    if not isinstance(explainer, ModelExplainerMixin):  # TopKShapley: one explained output per row, (n, p)
+    outputs = getattr(explainer, "n_outputs_", None)
+    if outputs is None:
         return players, 1, False
-    return players, explainer.n_outputs_, explainer.n_outputs_ > 1
+    return players, outputs, outputs > 1
 
 
 def lazy_explain(explainer: Any, X: Any) -> Any:
@@ -70,9 +75,18 @@ def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
     dict
         For a dask Array: dask Arrays ``values`` and ``error_std`` ((n, p) or (n, p, k)) and
         ``base_values`` ((n,) or (n, k)). For a dask DataFrame: dask DataFrames with X's index,
-        columns named as ``values``' (player names, "output__player" for k outputs) for
-        ``values`` and ``error_std``, and the outputs for ``base_values``. Computing several of
-        them together (``dask.compute``) explains each block once.
+        columns named as ``get_feature_names_out`` names them (the players; "output__player"
+        for k outputs) for ``values``, the same with "__error_std" appended for ``error_std``,
+        and "base_value" (k outputs: "base_value__output") for ``base_values``. Computing
+        several of them together (``dask.compute(*estimates.values())``) explains each block
+        once; computing them one by one explains the blocks again each time.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not a dask Array or DataFrame.
+    ValueError
+        ``X`` does not have the fitted columns (their number, or a DataFrame's names).
 
     Examples
     --------
@@ -88,19 +102,16 @@ def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
     True
     """
     players, outputs, output_axis = value_layout(explainer)
-    n_columns = len(X.columns) if _is_dask_dataframe(X) else (X.shape[1] if X.ndim == 2 else None)
-    if n_columns != explainer.n_features_in_:
-        raise ValueError(
-            f"X must have 2 dimensions and {explainer.n_features_in_} columns, as in fit; got a dask collection "
-            f"of shape {X.shape}."
-        )
+    _check_collection(explainer, X)
     worker_copy = _shipped(explainer)
     width = len(players) * outputs
     if _is_dask_dataframe(X):
         import pandas as pd
 
         names = _value_columns(explainer, players, output_axis)
-        base_names = [f"base_value__{j}" for j in range(outputs)] if output_axis else ["base_value"]
+        base_names = (
+            [f"base_value__{name}" for name in _output_names(explainer, outputs)] if output_axis else ["base_value"]
+        )
         std_names = [f"{name}__error_std" for name in names]
         columns = names + std_names + base_names
         meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in columns})
@@ -130,9 +141,11 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
     X : ndarray or DataFrame of shape (m, d)
         The explained rows (e.g. ``X_dask[:100].compute()``).
     estimates : dict
-        Computed entries of :func:`lazy_estimates` for the same rows (numpy or pandas);
+        Computed entries of :func:`lazy_estimates` for the same rows, in the layout of either
+        form (Arrays (m, p) or (m, p, k); DataFrames (m, p) or (m, k p), output by output);
         ``values`` is required, ``error_std`` and ``base_values`` are used when present (the
-        base values default to the explainer's ``expected_value_``).
+        base values default to the explainer's ``expected_value_``; TopKShapley has none, as
+        each row's explained output has its own, so pass them).
 
     Returns
     -------
@@ -155,13 +168,22 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
     def as_cube(name: str) -> np.ndarray | None:
         if name not in estimates:
             return None
-        flat = np.asarray(estimates[name], dtype=np.float64).reshape(rows, -1)
-        return flat.reshape(rows, outputs, len(players)).transpose(0, 2, 1) if output_axis else flat[:, :, None]
+        array = np.asarray(estimates[name], dtype=np.float64)
+        if array.ndim == 3:  # the Array layout (m, p, k)
+            return array
+        if output_axis:  # the DataFrame layout (m, k p), output by output
+            return array.reshape(rows, outputs, len(players)).transpose(0, 2, 1)
+        return array.reshape(rows, len(players), 1)
 
     if "base_values" in estimates:
         base = np.asarray(estimates["base_values"], dtype=np.float64).reshape(rows, outputs)
-    else:
+    elif hasattr(explainer, "expected_value_"):
         base = np.broadcast_to(np.atleast_1d(explainer.expected_value_), (rows, outputs)).copy()
+    else:
+        raise ValueError(
+            f"{type(explainer).__name__} explains each row's own output, whose base value differs by row: pass "
+            "estimates['base_values'] (from lazy_estimates)."
+        )
     return make_explanation(
         as_cube("values"),
         base,
@@ -176,22 +198,28 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
 def _shipped(explainer: Any) -> Any:
     """Return the fitted explainer as one graph node: progress off on the workers, scattered when large.
 
-    With ``random_state=None`` the node gets one fresh seed, so every block of the call draws as
-    one eager call would (an int ``random_state`` gives the values of an eager call exactly).
+    A ``random_state`` that is not an int (None, a Generator or RandomState) becomes one int
+    drawn from it now, so every block of the call draws as one eager call would (an int
+    ``random_state`` gives the values of an eager call exactly). The copy shares the fitted
+    state, the model included, which the blocks of a threaded worker use at once (as
+    ``n_jobs`` threads do in an eager call).
     """
+    import cloudpickle
     import dask
 
-    worker_copy = copy.copy(explainer)  # shares the fitted state; only the progress bar (and a None seed) differ
+    from sklearn_shapq._random import make_generator
+
+    worker_copy = copy.copy(explainer)
     worker_copy.progress = False
-    if worker_copy.random_state is None:  # one seed for every block of this call, as one eager call has
-        worker_copy.random_state = int(np.random.default_rng().integers(2**32))
+    if not isinstance(worker_copy.random_state, Integral):  # one seed for every block of this call
+        worker_copy.random_state = int(make_generator(worker_copy.random_state).integers(2**32))
     try:
         from distributed import get_client
 
         client = get_client()
     except (ImportError, ValueError):
         client = None
-    if client is not None and len(pickle.dumps(worker_copy)) > SCATTER_BYTES:
+    if client is not None and len(cloudpickle.dumps(worker_copy)) > SCATTER_BYTES:
         return client.scatter(worker_copy, broadcast=True, hash=False)
     return dask.delayed(worker_copy, pure=True, traverse=False)
 
@@ -257,4 +285,29 @@ def _value_columns(explainer: Any, players: list[str], output_axis: bool) -> lis
 
 
 def _is_dask_dataframe(X: Any) -> bool:
-    return hasattr(X, "map_partitions") and hasattr(X, "columns")
+    import dask.dataframe as dd
+
+    return isinstance(X, dd.DataFrame)
+
+
+def _check_collection(explainer: Any, X: Any) -> None:
+    """Refuse, before any work, a collection that is not a 2-D dask Array or a DataFrame with the fitted columns."""
+    import dask.array as da
+
+    d = explainer.n_features_in_
+    if _is_dask_dataframe(X):
+        names = [str(c) for c in X.columns]
+        fitted = getattr(explainer, "feature_names_in_", None)
+        if len(names) != d or (fitted is not None and names != [str(c) for c in fitted]):
+            expected = f"{d} columns" if fitted is None else f"the columns {[str(c) for c in fitted]}"
+            raise ValueError(f"X must have {expected}, as in fit; the dask DataFrame has {names}.")
+        return
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask Array or DataFrame to be explained lazily, got {type(X).__name__}.")
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"X must be 2-D with {d} columns, as in fit; the dask Array has shape {X.shape}.")
+
+
+def _output_names(explainer: Any, outputs: int) -> list[str]:
+    names = getattr(explainer, "output_names_", None)
+    return [str(name) for name in names] if names else [f"output{j}" for j in range(outputs)]

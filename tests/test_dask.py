@@ -180,3 +180,52 @@ def test_on_worker_processes(regression):
     ):
         lazy = explainer.explain(da.from_array(X[40:100], chunks=15))
         np.testing.assert_array_equal(client.compute(lazy).result(), explainer.explain(X[40:100]).values)
+
+
+def test_k_outputs_of_an_array_become_the_eager_explanation(three_classes):
+    X, model = three_classes
+    explainer = PermutationShapExplainer(model, max_evals=60, random_state=4, progress=False).fit(X[:30])
+    estimates = lazy_estimates(explainer, da.from_array(X[30:36], chunks=1))
+    computed = dict(zip(estimates, dask.compute(*estimates.values()), strict=True))
+    explanation, eager = to_explanation(explainer, X[30:36], computed), explainer.explain(X[30:36])
+    np.testing.assert_array_equal(explanation.values, eager.values)
+    np.testing.assert_array_equal(explanation.error_std, eager.error_std)
+    np.testing.assert_array_equal(explanation.base_values, eager.base_values)
+
+
+def test_a_generator_seed_gives_one_draw_for_every_chunking(regression):
+    X, _, model = regression
+    rows = np.concatenate([X[40:60], X[40:60]])
+    explainer = PermutationShapExplainer(
+        model, sampler="orthogonal", max_evals=60, random_state=np.random.default_rng(1), progress=False
+    ).fit(X[:40])
+    values = explainer.explain(da.from_array(rows, chunks=5)).compute()
+    np.testing.assert_array_equal(values[:20], values[20:])  # duplicates in other blocks: the same seed
+
+
+def test_a_callable_model_on_a_distributed_cluster(dask_client, regression):
+    X, _, _ = regression
+    explainer = PermutationShapExplainer(lambda A: A[:, 0] * A[:, 1], max_evals=60, random_state=2, progress=False)
+    explainer.fit(X[:30])
+    lazy = explainer.explain(da.from_array(X[30:50], chunks=7))
+    np.testing.assert_array_equal(dask_client.compute(lazy).result(), explainer.explain(X[30:50]).values)
+
+
+def test_clear_errors_before_any_work(regression):
+    X, y, model = regression
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    named = xgboost.XGBRegressor(n_estimators=5).fit(frame, y)
+    explainer = PermutationShapExplainer(named, max_evals=40, progress=False).fit(frame.iloc[:30])
+    renamed = dd.from_pandas(frame.iloc[:20].rename(columns={"f0": "g0"}), npartitions=2)
+    with pytest.raises(ValueError, match=r"X must have the columns \['f0'"):
+        explainer.explain(renamed)
+    with pytest.raises(TypeError, match="transform takes in-memory data"):
+        explainer.transform(dd.from_pandas(frame.iloc[:20], npartitions=2))
+    import dask.bag as db
+
+    with pytest.raises(TypeError, match="dask Array or DataFrame"):
+        explainer.explain(db.from_sequence([1, 2]))
+    top_k = TopKShapley(model, k=2, prefit=True, max_evals=300, random_state=0, progress=False).fit(X[:40])
+    values = top_k.explain(da.from_array(X[40:50], chunks=5)).compute()
+    with pytest.raises(ValueError, match="pass estimates\\['base_values'\\]"):
+        to_explanation(top_k, X[40:50], {"values": values})

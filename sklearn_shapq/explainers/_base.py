@@ -8,6 +8,8 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_shapq.dask import is_dask_collection
+
 
 class ModelExplainerMixin(TransformerMixin):
     """Shared methods of explainers of a fitted ``model`` whose ``explain(X)`` gives an Explanation.
@@ -56,6 +58,8 @@ class ModelExplainerMixin(TransformerMixin):
         ndarray of shape (n, n_players) or (n, k · n_players)
             Columns as :meth:`get_feature_names_out` names them.
         """
+        if is_dask_collection(X):
+            raise TypeError("transform takes in-memory data; explain(X) of a dask collection gives the values lazily.")
         values = np.asarray(self.explain(X).values)
         if values.ndim == 2:
             return values

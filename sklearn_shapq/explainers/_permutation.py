@@ -302,6 +302,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             estimates carry ``error_std`` and 95% ``lower_bounds`` / ``upper_bounds`` (zero width
             for exact values; NaN with a single sampling unit);
             ``diagnostics`` (see the class notes).
+        dask Array or dask DataFrame
+            For a dask collection ``X``: the values, lazily (:mod:`sklearn_shapq.dask`).
         """
         check_is_fitted(self, "background_")
         self._validate_params()  # parameters set after fit (batch_size, n_jobs, device, …)

@@ -352,6 +352,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             ``base_values`` (n,) or (n, k), ``feature_names`` (``feature_groups_.names``) and
             ``data`` (n, p): the explained rows, where a group of several columns has NaN (it has
             no one value). Values plus base value equal the model output.
+        dask Array or dask DataFrame
+            For a dask collection ``X``: the values, lazily (:mod:`sklearn_shapq.dask`).
         """
         check_is_fitted(self, "expansion_")
         if self.model is not self._fitted_model:

@@ -539,6 +539,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             ``diagnostics`` (see the class notes). The values are estimates made to rank the
             players, not exactly efficient: values plus base value need not sum to the model
             output (use PermutationShapExplainer for that).
+        dask Array or dask DataFrame
+            For a dask collection ``X``: the values, lazily (:mod:`sklearn_shapq.dask`).
         """
         check_is_fitted(self, "background_")
         if is_dask_collection(X):
