@@ -1,16 +1,20 @@
-"""Error against budget: our samplers vs shap.PermutationExplainer, on an xgboost model.
+"""
+Error against budget: our samplers and shap's
+=============================================
 
-Run: ``python examples/convergence_vs_budget.py [--out DIR] [--seeds N]``. Draws a log-log plot of
-relative RMSE (against exact interventional TreeSHAP on the same background) against evaluations
-of the value function per row.
+How fast does each permutation sampler of :class:`~sklearn_shapq.PermutationShapExplainer`
+approach the exact Shapley values of an xgboost model, against ``shap.PermutationExplainer`` at
+the same number of evaluations of the value function per row? The truth is exact interventional
+TreeSHAP on the same background; the plot is relative RMSE against evaluations, log-log.
+
+Run: ``python examples/convergence_vs_budget.py [--seeds N]``.
 """
 
+# %%
+# A model with interactions, and its exact values
+# -----------------------------------------------
 import argparse
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import shap
@@ -19,8 +23,7 @@ import xgboost
 from sklearn_shapq import PermutationShapExplainer
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--out", default="example_output")
-parser.add_argument("--seeds", type=int, default=3)
+parser.add_argument("--seeds", type=int, default=3, help="random seeds averaged per point")
 args = parser.parse_args()
 
 rng = np.random.default_rng(0)
@@ -31,63 +34,61 @@ model = xgboost.XGBRegressor(n_estimators=100, max_depth=5, random_state=0).fit(
 background, rows = X[:50], X[-20:]
 reference = shap.TreeExplainer(model, data=background, feature_perturbation="interventional")(rows).values
 scale = np.sqrt(np.mean(reference**2))
-
 budgets = [2 * d + 1, 4 * d + 2, 10 * d, 25 * d, 60 * d]
+
+
+def relative_rmse(values: np.ndarray) -> float:
+    """RMSE against the exact values, relative to their root mean square."""
+    return float(np.sqrt(np.mean((values - reference) ** 2)) / scale)
+
+
+# %%
+# Every sampler at every budget
+# -----------------------------
 curves = {}
 for sampler in ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq"):
     curves[sampler] = [
         np.mean(
             [
-                np.sqrt(
-                    np.mean(
-                        (
-                            PermutationShapExplainer(
-                                model,
-                                sampler=sampler,
-                                max_evals=b,
-                                random_state=s,
-                                background_size=None,
-                                progress=False,
-                            )
-                            .fit(background)
-                            .shap_values(rows)
-                            - reference
-                        )
-                        ** 2
+                relative_rmse(
+                    PermutationShapExplainer(
+                        model,
+                        sampler=sampler,
+                        max_evals=budget,
+                        random_state=seed,
+                        background_size=None,
+                        progress=False,
                     )
+                    .fit(background)
+                    .shap_values(rows)
                 )
-                / scale
-                for s in range(args.seeds)
+                for seed in range(args.seeds)
             ]
         )
-        for b in budgets
+        for budget in budgets
     ]
 masker = shap.maskers.Independent(background, max_samples=len(background))
 curves["shap.PermutationExplainer"] = [
     np.mean(
         [
-            np.sqrt(
-                np.mean(
-                    (
-                        shap.PermutationExplainer(model.predict, masker, seed=s)(rows, max_evals=b, silent=True).values
-                        - reference
-                    )
-                    ** 2
-                )
+            relative_rmse(
+                shap.PermutationExplainer(model.predict, masker, seed=seed)(rows, max_evals=budget, silent=True).values
             )
-            / scale
-            for s in range(args.seeds)
+            for seed in range(args.seeds)
         ]
     )
-    for b in budgets
+    for budget in budgets
 ]
 for name, errors in curves.items():
-    plt.loglog(budgets, errors, marker="o", label=name)
-    print(name, " ".join(f"{e:.4f}" for e in errors))
-plt.xlabel("evaluations of v per row")
-plt.ylabel("relative RMSE vs exact TreeSHAP")
-plt.legend()
-out = Path(args.out)
-out.mkdir(exist_ok=True)
-plt.savefig(out / "convergence.png", dpi=100, bbox_inches="tight")
-print("plot in", (out / "convergence.png").resolve())
+    print(f"{name:26s}", " ".join(f"{error:.4f}" for error in errors))
+
+# %%
+# Relative RMSE against evaluations per row
+# -----------------------------------------
+fig, ax = plt.subplots(figsize=(6.5, 4.5))
+for name, errors in curves.items():
+    ax.loglog(budgets, errors, marker="o", linestyle="--" if name.startswith("shap") else "-", label=name)
+ax.set_xlabel("evaluations of v per row")
+ax.set_ylabel("relative RMSE vs exact TreeSHAP")
+ax.legend()
+plt.show()

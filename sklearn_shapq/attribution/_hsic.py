@@ -54,7 +54,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         "median" is the paper's: one σ, the median Euclidean distance between rows, shared by all
         features; with many features every factor is then close to 1 and interactions between
         few features are hard to see. "median_per_feature" (the default, chosen by measurement:
-        see the user guide) uses the median |x_aj − x_bj| of each feature.
+        see the user guide) uses the median of ``|x_aj − x_bj|`` for each feature.
     kernel_y : {"auto", "delta", "rbf"}, default="auto"
         Kernel on the target: "delta" 1[y_a = y_b] for class labels, "rbf" on ‖y_a − y_b‖;
         "auto" takes delta for class labels (integer, bool, string or categorical targets) and

@@ -143,7 +143,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     mmd2_ : float
         The statistic: v(N), the sum of the attributions (v(∅) = 0).
     p_value_ : float or None
-        Permutation-test p-value, (1 + #{permuted MMD² >= mmd2_}) / (1 + n_permutations).
+        Permutation-test p-value, (1 + #{permuted MMD² >= ``mmd2_``}) / (1 + n_permutations).
     feature_groups_ : FeatureGroups
         The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     bandwidths_ : ndarray of shape (d,)

@@ -25,7 +25,7 @@ from sklearn_shapq.samplers import KeyedStream, sized_coalitions
 
 
 def cmcs_coalition_probability(d: int) -> np.ndarray:
-    """P_CMCS(S) = 1 / ((d + 1) C(d, |S|)) for each size |S| = 0 … d (spec Eq. 15)."""
+    """P_CMCS(S) = 1 / ((d + 1) C(d, s)) for each size s = 0 … d of S (spec Eq. 15)."""
     return np.array([1.0 / ((d + 1) * comb(d, s)) for s in range(d + 1)])
 
 

@@ -63,7 +63,7 @@ class TableGame(Game):
 class UnanimityGame(Game):
     """A sum of unanimity games v(S) = Σ_R c_R 1[R ⊆ S], whose Shapley values are known.
 
-    φ_i = Σ_{R ∋ i} c_R / |R|. Used to test and benchmark estimators at any d.
+    φ_i = Σ_{R ∋ i} c_R / r (r = the size of R). Used to test and benchmark estimators at any d.
 
     Parameters
     ----------
@@ -98,7 +98,7 @@ class UnanimityGame(Game):
         return ((missing == 0) @ self.coefficients)[:, None]
 
     def shapley_values(self) -> np.ndarray:
-        """Closed-form Shapley values (n_games, d, 1): φ_i = Σ_{R ∋ i} c_R / |R|."""
+        """Closed-form Shapley values (n_games, d, 1): φ_i = Σ_{R ∋ i} c_R / r (r = the size of R)."""
         phi = (self.carriers / self._carrier_sizes[:, None]).T @ self.coefficients
         return np.broadcast_to(phi[:, None], (self.n_games, self.n_players, 1)).copy()
 

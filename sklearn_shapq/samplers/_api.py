@@ -57,6 +57,7 @@ def sample_permutations(
           candidates per step.
         - "sbq": sequential Bayesian quadrature with the same kernel and candidates; weights are
           the Bayesian-quadrature weights normalised to sum to 1; at most 2000 orderings.
+
         Herding and SBQ enumerate all d! orderings instead when ``n_permutations >= d!``
         (d <= 8): their greedy steps would only repeat permutations.
     n_permutations : int

@@ -127,7 +127,7 @@ def mallows_mean(n_features: int, lam: float = DEFAULT_LAMBDA) -> float:
 def discrepancy(orderings: np.ndarray, weights: np.ndarray | None = None, *, lam: float = DEFAULT_LAMBDA) -> float:
     """Discrepancy D(Π, w) of a weighted set of orderings against the uniform law (the paper's Eq. 8).
 
-    D² = μ (1 − 2 Σ w) + wᵀ K w, with μ = :func:`mallows_mean`; |estimate − truth| <= D · ‖f‖_K
+    D² = μ (1 − 2 Σ w) + wᵀ K w, with μ = :func:`mallows_mean`; ``|estimate − truth| <= D · ‖f‖_K``
     for any f on permutations.
 
     Parameters
