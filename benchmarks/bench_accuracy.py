@@ -8,26 +8,36 @@ over ``--seeds`` (3) seeds, on xgboost regressors (100 trees, depth 4) with 50 b
 
 * ``synthetic8`` (d = 8): ``make_friedman1(1000, 8, noise=0.5, random_state=0)``;
 * ``breast_cancer30`` (d = 30): ``load_breast_cancer``, regression on the 0/1 label;
-* ``correlated60`` (d = 60): Gaussian features with correlation 0.5 between neighbours,
-  y = Σ_j w_j x_j + Σ_j x_j x_{j+1} / 2 + noise (generated, seed 0).
+* ``correlated60`` and ``correlated100`` (d = 60, 100): Gaussian features with correlation 0.5
+  between neighbours, y = Σ_j w_j x_j + Σ_j x_j x_{j+1} / 2 + noise (generated, seed 0);
 
-Budgets: 5d, 10d, 20d evaluations per row (``--budgets-per-feature``). Estimators:
+and a kernel model whose exact values come from ``ProductKernelShapExplainer`` (interventional,
+on the same 50 background rows) instead of TreeSHAP:
+
+* ``svr_diabetes10`` (d = 10): StandardScaler + SVR(C=100) on ``load_diabetes``.
+
+Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). Estimators:
 
 * ours, through ``PermutationShapExplainer(model, sampler=..., max_evals=B, background_size=None)``:
-  "leverage" (Leverage SHAP, which ``sampler="auto"`` picks at every budget here), "kernel"
-  (paired KernelSHAP: the same regression, sizes drawn by the Shapley kernel), "antithetic",
-  and "sbq" (d <= 16) or "orthogonal" (the permutation samplers "auto" picked before);
+  "auto" (what a user gets: the column the targets are about), "leverage" (Leverage SHAP),
+  "kernel" (paired KernelSHAP: the same regression, sizes drawn by the Shapley kernel),
+  "antithetic", and "sbq" (d <= 16) or "orthogonal" (the best permutation samplers);
 * ``shap.PermutationExplainer(model.predict, Independent(background, 50))(rows, max_evals=B)``;
 * ``shap.KernelExplainer(model.predict, background).shap_values(rows, nsamples=B)``;
 * shapiq's ``KernelSHAP(d, pairing_trick=True)`` (paired; Shapley-kernel sizes) and
   ``KernelSHAP(d, pairing_trick=True, sampling_weights=ones)`` (paired, uniform sizes), each
-  ``.approximate(B, game)`` on the same interventional game, one row at a time.
+  ``.approximate(B, game)`` on the same interventional game, one row at a time; likewise shapiq's
+  ``SVARM(d)`` and ``PermutationSamplingSV(d)``.
+
+Printed per cell and stored in the JSON: ``auto_over_best_peer`` (the target: <= 0.8). A plot of
+error against budget for each problem: ``benchmarks/results/bench_accuracy.png``
+(``benchmarks/plot_results.py``).
 
 Rerun
 -----
 ::
 
-    python benchmarks/bench_accuracy.py            # about 3 minutes on 2 shared cores
+    python benchmarks/bench_accuracy.py            # about 25 minutes on 2 shared cores
     python benchmarks/bench_accuracy.py --quick    # d = 8 and 30, 2 seeds
 
 Then (not with ``--quick``) the check "shap's error at its default 500 evaluations with a third of
@@ -50,12 +60,17 @@ from pathlib import Path
 import numpy as np
 import shap
 import xgboost
-from shapiq.approximator import KernelSHAP
+from shapiq.approximator import SVARM, KernelSHAP, PermutationSamplingSV
 from sklearn.datasets import load_breast_cancer, load_diabetes, make_friedman1
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVR
 
-from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq import PermutationShapExplainer, ProductKernelShapExplainer
 from sklearn_shapq.backends import CpuBackend
 from sklearn_shapq.games import InterventionalGame, make_model_function
+
+import plot_results
 
 RESULTS = Path(__file__).parent / "results"
 N_BACKGROUND, N_ROWS = 50, 8
@@ -71,13 +86,15 @@ def problems() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
         X, y = load_breast_cancer(return_X_y=True)
         return X, y.astype(float)
 
-    def correlated60() -> tuple[np.ndarray, np.ndarray]:
-        rng = np.random.default_rng(0)
-        d = 60
-        covariance = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
-        X = rng.multivariate_normal(np.zeros(d), covariance, size=1500)
-        y = X @ rng.normal(size=d) + (X[:, :-1] * X[:, 1:]).sum(axis=1) / 2 + 0.1 * rng.normal(size=1500)
-        return X, y
+    def correlated(d: int) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+        def generate() -> tuple[np.ndarray, np.ndarray]:
+            rng = np.random.default_rng(0)
+            covariance = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+            X = rng.multivariate_normal(np.zeros(d), covariance, size=1500)
+            y = X @ rng.normal(size=d) + (X[:, :-1] * X[:, 1:]).sum(axis=1) / 2 + 0.1 * rng.normal(size=1500)
+            return X, y
+
+        return generate
 
     def diabetes10() -> tuple[np.ndarray, np.ndarray]:
         return load_diabetes(return_X_y=True)
@@ -88,14 +105,19 @@ def problems() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
     return {
         "synthetic8": synthetic8,
         "breast_cancer30": breast_cancer30,
-        "correlated60": correlated60,
+        "correlated60": correlated(60),
+        "correlated100": correlated(100),
+        "svr_diabetes10": diabetes10,
         "diabetes10": diabetes10,
         "synthetic16": synthetic16,
     }
 
 
-TABLE_PROBLEMS = ["synthetic8", "breast_cancer30", "correlated60"]
-"""The problems of the main table (every estimator at 5d-20d evaluations)."""
+TABLE_PROBLEMS = ["synthetic8", "svr_diabetes10", "breast_cancer30", "correlated60", "correlated100"]
+"""The problems of the main table (every estimator at 5d-50d evaluations)."""
+
+KERNEL_PROBLEMS = {"svr_diabetes10"}
+"""Problems whose model is an SVR, with exact values from ProductKernelShapExplainer."""
 
 THIRD_PROBLEMS = ["synthetic8", "diabetes10", "synthetic16"]
 """The problems of the check "shap's error at its default 500 evaluations with a third of them" (d = 8 to 16)."""
@@ -125,18 +147,22 @@ def shap_kernel(model: object, background: np.ndarray, rows: np.ndarray, budget:
     return np.asarray(explainer.shap_values(rows, nsamples=budget, silent=True))
 
 
-def shapiq_kernel(uniform_sizes: bool) -> Callable:
+def shapiq_approximator(make: Callable[[int, int], object]) -> Callable:
+    """Run a shapiq approximator, ``make(d, seed)``, on each row's interventional game in turn."""
+
     def run(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
         d = rows.shape[1]
-        weights = np.ones(d + 1) if uniform_sizes else None
         out = np.empty(rows.shape)
         backend = CpuBackend()
         model_fn = make_model_function(model, "predict", backend)
         for r in range(rows.shape[0]):  # shapiq explains one game at a time
             game = InterventionalGame(model_fn, background, rows[r : r + 1])
-            value = lambda masks, game=game: game(masks, np.zeros(len(masks), np.intp))[:, 0]  # noqa: E731
-            approximator = KernelSHAP(d, pairing_trick=True, sampling_weights=weights, random_state=seed)
-            result = approximator.approximate(budget, value)
+
+            def value(masks: np.ndarray, game: InterventionalGame = game) -> np.ndarray:
+                masks = np.atleast_2d(masks)  # SVARM and PermutationSamplingSV may ask for one coalition
+                return game(masks, np.zeros(len(masks), np.intp))[:, 0]
+
+            result = make(d, seed).approximate(budget, value)
             out[r] = [result[(i,)] for i in range(d)]
         return out
 
@@ -145,23 +171,37 @@ def shapiq_kernel(uniform_sizes: bool) -> Callable:
 
 def methods(d: int) -> dict[str, Callable]:
     return {
+        "ours auto": ours("auto"),
         "ours leverage": ours("leverage"),
         "ours kernel": ours("kernel"),
         "ours antithetic": ours("antithetic"),
         f"ours {'sbq' if d <= 16 else 'orthogonal'}": ours("sbq" if d <= 16 else "orthogonal"),
         "shap Permutation": shap_permutation,
         "shap Kernel": shap_kernel,
-        "shapiq KernelSHAP paired": shapiq_kernel(False),
-        "shapiq KernelSHAP paired uniform": shapiq_kernel(True),
+        "shapiq KernelSHAP paired": shapiq_approximator(
+            lambda d, seed: KernelSHAP(d, pairing_trick=True, random_state=seed)
+        ),
+        "shapiq KernelSHAP paired uniform": shapiq_approximator(
+            lambda d, seed: KernelSHAP(d, pairing_trick=True, sampling_weights=np.ones(d + 1), random_state=seed)
+        ),
+        "shapiq SVARM": shapiq_approximator(lambda d, seed: SVARM(d, random_state=seed)),
+        "shapiq PermutationSamplingSV": shapiq_approximator(
+            lambda d, seed: PermutationSamplingSV(d, random_state=seed)
+        ),
     }
 
 
 def problem_error(name: str, seeds: int) -> tuple[Callable, int]:
     """Fit the problem's model; return ``error_of(run, budget)`` (rel. RMSE mean, sd, seconds over seeds) and d."""
     X, y = problems()[name]()
-    model = xgboost.XGBRegressor(n_estimators=100, max_depth=4, n_jobs=1, random_state=0).fit(X, y)
     background, rows = X[:N_BACKGROUND], X[N_BACKGROUND : N_BACKGROUND + N_ROWS]
-    truth = shap.TreeExplainer(model, background, feature_perturbation="interventional").shap_values(rows)
+    if name in KERNEL_PROBLEMS:
+        model = make_pipeline(StandardScaler(), SVR(C=100.0)).fit(X, y)
+        exact = ProductKernelShapExplainer(model, value_function="interventional", background_size=None, progress=False)
+        truth = exact.fit(background).explain(rows).values
+    else:
+        model = xgboost.XGBRegressor(n_estimators=100, max_depth=4, n_jobs=1, random_state=0).fit(X, y)
+        truth = shap.TreeExplainer(model, background, feature_perturbation="interventional").shap_values(rows)
     scale = float(np.sqrt(np.mean(truth**2)))
 
     def error_of(run: Callable, budget: int) -> dict:
@@ -201,9 +241,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="d = 8 and 30, 2 seeds")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20])
+    parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20, 50])
+    parser.add_argument("--problems", nargs="*", default=None, help=f"a subset of {TABLE_PROBLEMS}")
     args = parser.parse_args()
-    names = ["synthetic8", "breast_cancer30"] if args.quick else TABLE_PROBLEMS
+    names = ["synthetic8", "breast_cancer30"] if args.quick else (args.problems or TABLE_PROBLEMS)
     seeds = 2 if args.quick else args.seeds
     rows_out = []
     for name in names:
@@ -214,18 +255,20 @@ def main() -> None:
             for method, run in methods(d).items():
                 line[method] = error_of(run, budget)
             peers = [v["rel_rmse"] for k, v in line.items() if isinstance(v, dict) and not k.startswith("ours")]
+            line["auto_over_best_peer"] = line["ours auto"]["rel_rmse"] / min(peers)
             line["leverage_over_best_peer"] = line["ours leverage"]["rel_rmse"] / min(peers)
             rows_out.append(line)
             cells = "  ".join(f"{k} {v['rel_rmse']:.4f}" for k, v in line.items() if isinstance(v, dict))
             print(
-                f"{name:16s} B={budget:5d}  {cells}  leverage/best peer {line['leverage_over_best_peer']:.2f}",
+                f"{name:16s} B={budget:5d}  {cells}  auto/best peer {line['auto_over_best_peer']:.2f}",
                 flush=True,
             )
     third = [] if args.quick else [third_of_shap_budget(name, seeds) for name in THIRD_PROBLEMS]
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / ("bench_accuracy_quick.json" if args.quick else "bench_accuracy.json")
     path.write_text(json.dumps({"settings": vars(args), "results": rows_out, "third_of_shap_budget": third}, indent=2))
-    print(f"wrote {path}")
+    plot_results.accuracy(rows_out).savefig(path.with_suffix(".png"), dpi=110)
+    print(f"wrote {path} and {path.with_suffix('.png')}")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,8 @@ from sklearn.datasets import load_breast_cancer, make_classification, make_regre
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 
+import plot_results
+
 SAMPLERS = ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq", "owen", "owen_halved", "stratified")
 SHAP_DEFAULT_EVALS = 500
 
@@ -176,32 +178,6 @@ def checks(results: dict) -> list[str]:
     return lines
 
 
-def plot(results: dict, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(results), figsize=(6 * len(results), 4.5), squeeze=False)
-    for ax, (name, result) in zip(axes[0], results.items(), strict=True):
-        for method in [*SAMPLERS, "shap"]:
-            rows = sorted((r for r in result["rows"] if r["method"] == method), key=lambda r: r["budget"])
-            if rows:
-                ax.errorbar(
-                    [r["budget"] for r in rows],
-                    [r["rmse_mean"] for r in rows],
-                    yerr=[2 * r["rmse_se"] for r in rows],
-                    label=method,
-                    marker="o",
-                    ms=3,
-                    ls="--" if method == "shap" else "-",
-                )
-        ax.set(xscale="log", yscale="log", xlabel="evaluations of v per row", ylabel="RMSE vs TreeSHAP", title=name)
-    axes[0][-1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=25)
@@ -228,7 +204,7 @@ def main() -> None:
         results[name] = run_problem(name, *build(), seeds=args.seeds)
         write(results, args, start)
     print("\n".join(write(results, args, start)))
-    plot(results, os.path.splitext(args.output)[0] + ".png")
+    plot_results.convergence(results).savefig(os.path.splitext(args.output)[0] + ".png", dpi=110)
 
 
 def write(results: dict, args: argparse.Namespace, start: float) -> list[str]:

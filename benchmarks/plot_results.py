@@ -1,8 +1,9 @@
-"""Plots of the committed benchmark results (``benchmarks/results/*.json``) for the benchmarks page.
+"""Plots of the benchmark results (``benchmarks/results/*.json``), one function per benchmark.
 
-Each function draws one figure from the latest committed run of one benchmark script; the docs
-build calls them through matplotlib's ``plot`` directive, so the page always shows what the JSON
-files hold. Nothing is recomputed.
+Each function draws one figure from a benchmark's results (by default the committed JSON file).
+The benchmark scripts call them to save a PNG beside their JSON; the documentation's benchmarks
+page calls them through matplotlib's ``plot`` directive, so the site shows what the JSON files
+hold. Nothing is recomputed. ``python benchmarks/plot_results.py`` redraws every PNG.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 # matplotlib's plot directive runs this file with exec (no ``__file__``) and sys.argv = [its path]
-HERE = Path(globals().get("__file__", sys.argv[0])).resolve().parent
-RESULTS = HERE.parents[1] / "benchmarks" / "results"
+RESULTS = Path(globals().get("__file__", sys.argv[0])).resolve().parent / "results"
 PEERS = ("shap", "shapiq")
 
 
@@ -66,9 +66,9 @@ def _legend_below(fig: plt.Figure, axes: list[plt.Axes], columns: int = 4) -> No
     )
 
 
-def accuracy() -> None:
-    """Relative RMSE against exact TreeSHAP versus evaluations per row (``bench_accuracy.py``)."""
-    results = _load("bench_accuracy.json")["results"]
+def accuracy(results: list[dict] | None = None) -> plt.Figure:
+    """Relative RMSE against the exact values versus evaluations per row (``bench_accuracy.py``)."""
+    results = _load("bench_accuracy.json")["results"] if results is None else results
     problems = list(dict.fromkeys(row["problem"] for row in results))
     methods = list(
         dict.fromkeys(
@@ -87,13 +87,14 @@ def accuracy() -> None:
         _log_axes(ax, [row["budget"] for row in rows])
         ax.set_title(f"{problem} (d = {rows[0]['d']})")
         ax.set_xlabel("evaluations per row")
-    axes[0, 0].set_ylabel("relative RMSE vs exact TreeSHAP")
+    axes[0, 0].set_ylabel("relative RMSE vs exact values")
     _legend_below(fig, list(axes[0]))
+    return fig
 
 
-def convergence() -> None:
+def convergence(results: dict | None = None) -> plt.Figure:
     """RMSE of every permutation sampler and shap's versus budget (``bench_convergence.py``)."""
-    results = _load("bench_convergence.json")["results"]
+    results = _load("bench_convergence.json")["results"] if results is None else results
     methods = list(dict.fromkeys(row["method"] for result in results.values() for row in result["rows"]))
     labels = {method: "shap Permutation" if method == "shap" else method for method in methods}
     styles = _styles(list(labels.values()))
@@ -109,9 +110,10 @@ def convergence() -> None:
         ax.set_xlabel("evaluations per row")
     axes[0, 0].set_ylabel("RMSE vs exact TreeSHAP")
     _legend_below(fig, list(axes[0]), columns=5)
+    return fig
 
 
-def product_kernel() -> None:
+def product_kernel() -> plt.Figure:
     """Time per explained row of exact product-kernel SHAP, ours and shapiq's (``bench_product_kernel.py``)."""
     cases = _load("bench_product_kernel.json")["cases"]
     d = [case["problem"]["d"] for case in cases]
@@ -131,9 +133,10 @@ def product_kernel() -> None:
     ax.set_title("exact Shapley values of an RBF SVR (about 500 support vectors)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return fig
 
 
-def topk(k: int = 5) -> None:
+def topk(k: int = 5) -> plt.Figure:
     """Binary precision (the whole top k right) versus budget, per game (``bench_topk.py``)."""
     rows = [row for row in _load("bench_topk.json")["fixed_budget"] if row["k"] == k]
     games = list(dict.fromkeys(row["game"] for row in rows))
@@ -154,3 +157,22 @@ def topk(k: int = 5) -> None:
     for ax in axes[:, 0]:
         ax.set_ylabel("binary precision")
     _legend_below(fig, list(axes.flat), columns=len(methods))
+    return fig
+
+
+def main() -> None:
+    """Redraw every benchmark's PNG beside its committed JSON."""
+    for name, draw in {
+        "accuracy": accuracy,
+        "convergence": convergence,
+        "product_kernel": product_kernel,
+        "topk": topk,
+    }.items():
+        path = RESULTS / f"bench_{name}.png"
+        draw().savefig(path, dpi=110)
+        plt.close("all")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
