@@ -1,0 +1,137 @@
+"""Benchmark: variants of Leverage SHAP that were tried and did not win (issue 13, user guide).
+
+What is measured
+----------------
+Relative RMSE against exact values (the problems and models of ``bench_accuracy.py``: 50
+background rows, 8 explained rows, mean over ``--seeds``) of Leverage SHAP as the package runs it
+and of two variants at the same evaluations per row:
+
+* ``balanced``: within each size class t, the coalitions are consecutive windows of t players of
+  keyed random orderings (each round of ⌊d/t⌋ windows holds every player at most once), instead of
+  draws without replacement;
+* ``crossfit``: a cross-fitted control variate: an xgboost surrogate (50 trees, depth 3) fitted on
+  the masks and values of one half of the pairs, its Shapley values exact by TreeSHAP on the masks,
+  Leverage SHAP on the residual game with the other half; the halves swapped and averaged.
+
+Rerun
+-----
+::
+
+    python benchmarks/bench_leverage_variants.py --problems synthetic8 svr_diabetes10 breast_cancer30 correlated60
+
+(about 15 minutes on 2 shared cores). Results: ``benchmarks/results/bench_leverage_variants.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import shap
+import xgboost
+
+import sklearn_shapq.estimators._leverage as leverage_module
+from sklearn_shapq.backends import CpuBackend
+from sklearn_shapq.estimators import LeverageEstimator
+from sklearn_shapq.games import CallableGame, InterventionalGame, make_model_function
+from sklearn_shapq.samplers import keyed_uniforms, substream_keys
+
+import bench_accuracy
+
+DRAWN_CLASSES = leverage_module.class_coalitions
+
+
+def windowed_classes(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
+    """The balanced variant of ``class_coalitions``: windows of t players of keyed random orderings."""
+    if n == leverage_module.class_capacities(d)[t - 1]:
+        return DRAWN_CLASSES(keys, d, t, n)
+    rows, per_round = keys.shape[0], d // t
+    rounds = -(-n // per_round)
+    draws = keyed_uniforms(substream_keys(keys, 5000 + t), np.arange(rounds * d)[None].repeat(rows, 0))
+    orderings = np.argsort(draws.reshape(rows, rounds, d), axis=2)
+    windows = orderings[:, :, : per_round * t].reshape(rows, rounds * per_round, t)[:, :n]
+    masks = np.zeros((rows, n, d), dtype=bool)
+    np.put_along_axis(masks, windows, True, axis=2)
+    if 2 * t == d:  # class d/2 holds the coalitions with player 0
+        flip = ~masks[:, :, 0]
+        masks[flip] = ~masks[flip]
+    return masks
+
+
+def plain(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
+    estimator = LeverageEstimator("leverage", budget, d, 0)
+    keys = np.array([1000 + seed], dtype=np.uint64)
+    return estimator.estimate(CallableGame(value, d), np.array([0]), keys).values[0, :, 0]
+
+
+def balanced(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
+    leverage_module.class_coalitions = windowed_classes
+    try:
+        return plain(value, d, budget, seed)
+    finally:
+        leverage_module.class_coalitions = DRAWN_CLASSES
+
+
+def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
+    half = budget // 2
+    keys = (2 * seed + 1, 2 * seed + 2)
+    corners = np.array([np.zeros(d, bool), np.ones(d, bool)])
+    folds = []
+    for key in keys:
+        masks = LeverageEstimator("leverage", half, d, 0).coalitions(np.array([key], dtype=np.uint64))[0]
+        folds.append((np.vstack([masks, corners]), np.concatenate([value(masks), value(corners)])))
+    phi = np.zeros(d)
+    for (masks, values), other_key in zip(folds, keys[::-1], strict=True):
+        surrogate = xgboost.XGBRegressor(n_estimators=50, max_depth=3, learning_rate=0.3, n_jobs=1, random_state=0)
+        surrogate.fit(masks.astype(float), values)
+        explainer = shap.TreeExplainer(surrogate, data=np.zeros((1, d)), feature_perturbation="interventional")
+        surrogate_phi = explainer.shap_values(np.ones((1, d)))[0]
+        residual = CallableGame(lambda m, s=surrogate: value(m) - s.predict(m.astype(float)), d)
+        estimator = LeverageEstimator("leverage", half, d, 0)
+        residual_phi = estimator.estimate(residual, np.array([0]), np.array([other_key], dtype=np.uint64)).values
+        phi += (surrogate_phi + residual_phi[0, :, 0]) / 2
+    return phi
+
+
+VARIANTS = {"leverage": plain, "balanced": balanced, "crossfit": crossfit}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", nargs="*", default=["synthetic8", "svr_diabetes10", "breast_cancer30"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20])
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    results = []
+    for name in args.problems:
+        model, background, rows, truth = bench_accuracy.problem_model(name)
+        scale = float(np.sqrt(np.mean(truth**2)))
+        function = make_model_function(model, "predict", CpuBackend())
+        d = rows.shape[1]
+        games = [InterventionalGame(function, background, rows[r : r + 1]) for r in range(rows.shape[0])]
+        values = [lambda m, g=g: g(m, np.zeros(len(m), np.intp))[:, 0] for g in games]
+        for per_feature in args.budgets_per_feature:
+            line = {"problem": name, "d": d, "budget": per_feature * d}
+            for variant, run in VARIANTS.items():
+                errors = [
+                    np.sqrt(np.mean((np.array([run(v, d, per_feature * d, s) for v in values]) - truth) ** 2)) / scale
+                    for s in range(args.seeds)
+                ]
+                line[variant] = float(np.mean(errors))
+            print(
+                f"{name:16s} B={line['budget']:5d}  "
+                + "  ".join(f"{v} {line[v]:.4f} ({line[v] / line['leverage']:.2f}x)" for v in VARIANTS),
+                flush=True,
+            )
+            results.append(line)
+    path = bench_accuracy.RESULTS / "bench_leverage_variants.json"
+    path.write_text(json.dumps({"settings": vars(args), "results": results}, indent=2))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
