@@ -8,8 +8,6 @@ are exactly efficient, which the CMCS family's are not.
 
 from __future__ import annotations
 
-import numpy as np
-
 from sklearn_shapq.estimators._leverage import LeverageEstimator
 from sklearn_shapq.estimators._topk_base import TopKEstimator, register_topk
 from sklearn_shapq.estimators._topk_state import Ledger
@@ -37,12 +35,13 @@ class LeverageTopK(TopKEstimator):
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Regress every game on its budget's pairs (keyed by the game's key); no player statistics."""
-        d, games = ledger.n_players, np.arange(ledger.n_games)
+        d, xp = ledger.n_players, ledger.xp
+        games = xp.arange(ledger.n_games)
         regression = LeverageEstimator("leverage", int(ledger.budget), d, 0)
-        estimate = regression.estimate(ledger.game, games, stream.keys)
-        backend = ledger.game.backend
-        values = backend.to_numpy(estimate.values)[games, :, ledger.outputs]
-        stderr = backend.to_numpy(estimate.stderr)[games, :, ledger.outputs]
+        # Leverage SHAP draws its coalitions on the host from the keys (and copies them to the device)
+        estimate = regression.estimate(ledger.game, games, ledger.game.backend.to_numpy(stream.keys))
+        values = estimate.values[games, :, ledger.outputs]
+        stderr = estimate.stderr[games, :, ledger.outputs]
         ledger.used[:] = regression.n_evals
-        counts = np.full((ledger.n_games, d), regression.n_evals - 2)
+        counts = xp.full((ledger.n_games, d), regression.n_evals - 2)
         return values, stderr, counts, None
