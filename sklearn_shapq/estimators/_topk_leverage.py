@@ -3,7 +3,9 @@
 Not in the top-k paper: the regression estimator of :mod:`~sklearn_shapq.estimators._leverage`
 (complementary pairs, sizes by leverage scores, exactly efficient, jackknife standard errors) as a
 non-adaptive top-k method. It spends each game's budget at once, so it has no PAC mode; its values
-are exactly efficient, which the CMCS family's are not.
+are exactly efficient, which the CMCS family's are not. As for the permutation explainer, the
+coalitions are drawn on the host from the games' keys (one copy of the keys) and sent to the
+game's backend, where the values and the regression stay.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ class LeverageTopK(TopKEstimator):
         d, xp = ledger.n_players, ledger.xp
         games = xp.arange(ledger.n_games)
         regression = LeverageEstimator("leverage", int(ledger.budget), d, 0)
-        # Leverage SHAP draws its coalitions on the host from the keys (and copies them to the device)
         estimate = regression.estimate(ledger.game, games, ledger.game.backend.to_numpy(stream.keys))
         values = estimate.values[games, :, ledger.outputs]
         stderr = estimate.stderr[games, :, ledger.outputs]

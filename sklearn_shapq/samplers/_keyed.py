@@ -182,7 +182,7 @@ class KeyedStream:
         sorted_games = games[order]
         group_start = xp.searchsorted(sorted_games, sorted_games, side="left")
         occurrence = xp.empty(games.size, dtype=xp.uint64)
-        occurrence[order] = xp.arange(games.size) - group_start
+        occurrence[order] = (xp.arange(games.size) - group_start).astype(xp.uint64)
         start = self.position[games] + occurrence * np.uint64(size)
         draws = keyed_uniforms(self.keys[games], start[:, None] + xp.arange(size, dtype=xp.uint64), xp)
         self.position += xp.bincount(games, minlength=self.keys.shape[0]).astype(xp.uint64) * np.uint64(size)
