@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import scipy.special
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
@@ -190,6 +191,31 @@ class ArrayBackend:
         return pair_shapley_array(
             self.xp, queries, anchors, references, kinds, gammas, weights, method, max_bytes, players
         )
+
+
+def repeat_counts(values: Any, counts: Any, xp: ModuleType) -> Any:
+    """Entry i of ``values`` repeated ``counts[i]`` times: ``numpy.repeat`` with per-entry counts on a device.
+
+    cupy 13 takes only host counts; here the counts stay on the device and only the length of the
+    result comes to the host.
+
+    Examples
+    --------
+    >>> repeat_counts(np.array([4, 7, 9]), np.array([2, 0, 3]), np).tolist()
+    [4, 4, 9, 9, 9]
+    """
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.size else 0
+    return values[xp.searchsorted(ends, xp.arange(total), side="right")]
+
+
+def scipy_special(xp: ModuleType) -> ModuleType:
+    """``cupyx.scipy.special`` for cupy arrays, else ``scipy.special`` (numpy ufuncs, which numpy arrays take)."""
+    if xp.__name__ != "cupy":
+        return scipy.special
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special
 
 
 def _rebuild_array_backend(module_name: str, name: str) -> ArrayBackend:

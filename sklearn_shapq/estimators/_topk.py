@@ -122,27 +122,29 @@ def top_k_shapley(
         seed = draw_seed(make_generator(random_state, stream=2))
         keys = row_keys(seed, np.arange(game.n_games, dtype=np.float64)[:, None])
     ledger = Ledger(game, max_evals, outputs)
+    xp, n_games = ledger.xp, ledger.n_games
     z = bonferroni_z(delta, d)
     eps = -np.inf if epsilon is None else float(epsilon)  # fixed budget: never stop on the rule
     if d == 1:  # a single player: φ = v(N) − v(∅), no sampling
-        stats = PlayerStats(ledger.n_games, d)
-        stats.add(np.arange(ledger.n_games), (ledger.full - ledger.empty)[:, None], np.ones((ledger.n_games, 1), bool))
+        stats = PlayerStats(n_games, d, xp)
+        stats.add(xp.arange(n_games), (ledger.full - ledger.empty)[:, None], xp.ones((n_games, 1), dtype=bool))
         values, stderr, counts = stats.mean, stats.stderr(), stats.count
     else:
         estimator = family(k, z, eps, t_min, ranking, rounds_per_decision)
-        values, stderr, counts, stats = estimator.run(ledger, KeyedStream(keys))
+        values, stderr, counts, stats = estimator.run(ledger, KeyedStream(keys, xp))
     key = ranking_key(values, ranking)
     if stats is None:  # no confidence bounds (the SVARM family)
-        satisfied = np.zeros(ledger.n_games, dtype=bool)
+        satisfied = xp.zeros(n_games, dtype=bool)
     else:
-        satisfied = pac_satisfied(stats, top_k_mask(key, k), z, max(eps, 0.0), t_min if d > 1 else 1, ranking)
+        satisfied = pac_satisfied(stats, top_k_mask(key, k, xp), z, max(eps, 0.0), t_min if d > 1 else 1, ranking)
+    to_numpy = game.backend.to_numpy  # the one copy to the host: the results
     return TopKResult(
-        values=values,
-        stderr=stderr,
-        counts=counts.astype(np.int64),
-        top_k=top_k_indices(key, k),
-        n_evals=ledger.used.copy(),
-        pac_satisfied=satisfied,
+        values=to_numpy(values),
+        stderr=to_numpy(stderr),
+        counts=to_numpy(counts).astype(np.int64),
+        top_k=to_numpy(top_k_indices(key, k, xp)),
+        n_evals=to_numpy(ledger.used).copy(),
+        pac_satisfied=to_numpy(satisfied),
     )
 
 

@@ -7,6 +7,10 @@ game per step (:func:`run_adaptive`: one round per decision, as in the paper, or
 step one batched game call. Draws come from a
 :class:`~sklearn_shapq.samplers.KeyedStream` and chunks hold a fixed number of a game's rounds, so a
 game's result depends on its own key and values alone.
+
+Every array of a run (games, masks, draws, values, statistics) lives in the game's array namespace
+``ledger.xp``: numpy, or cupy on a GPU. The loops branch in Python only on how many games are still
+active (the sizes of boolean selections) and, for a batched chunk, on its number of rounds.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sklearn_shapq.backends._array_ops import repeat_counts
 from sklearn_shapq.estimators._topk_state import (
     Ledger,
     PlayerStats,
@@ -97,31 +102,36 @@ class TopKEstimator(ABC):
         return None
 
     @abstractmethod
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray, np.ndarray, PlayerStats]:
-        """Spend every game's budget; return values, standard errors, sample counts (n_games, d) and the stats."""
+    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[Any, Any, Any, PlayerStats | None]:
+        """Spend every game's budget; return values, standard errors, sample counts (n_games, d) and the stats.
 
-    def stop_rule(self, stats: PlayerStats) -> Callable[[np.ndarray], np.ndarray]:
+        All four on the ledger's backend; the stats are None for methods without confidence bounds.
+        """
+
+    def stop_rule(self, stats: PlayerStats) -> Callable[[Any], Any]:
         """Which active games satisfy the PAC rule (never in fixed-budget mode)."""
+        xp = stats.xp
 
-        def stop(games: np.ndarray) -> np.ndarray:
+        def stop(games: Any) -> Any:
             if self.epsilon == -np.inf:
-                return np.zeros(games.size, dtype=bool)
+                return xp.zeros(games.size, dtype=bool)
             sub = stats.subset(games)
-            in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k)
+            in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k, xp)
             return pac_satisfied(sub, in_top, self.z, self.epsilon, self.t_min, self.ranking)
 
         return stop
 
-    def border_pair(self, stats: PlayerStats, games: np.ndarray) -> np.ndarray:
+    def border_pair(self, stats: PlayerStats, games: Any) -> Any:
         """SHAP@K's pair: h = argmin LCB in the top-k, l = argmax UCB outside; as a (r, d) mask."""
+        xp = stats.xp
         sub = stats.subset(games)
-        in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k)
+        in_top = top_k_mask(ranking_key(sub.mean, self.ranking), self.k, xp)
         lower, upper = confidence_bounds(sub, self.z, self.ranking)
-        selected = np.zeros(in_top.shape, dtype=bool)
-        rows = np.arange(games.size)
-        selected[rows, np.where(in_top, lower, np.inf).argmin(axis=1)] = True
+        selected = xp.zeros(in_top.shape, dtype=bool)
+        rows = xp.arange(games.size)
+        selected[rows, xp.where(in_top, lower, xp.inf).argmin(axis=1)] = True
         if self.k < in_top.shape[1]:
-            selected[rows, np.where(in_top, -np.inf, upper).argmax(axis=1)] = True
+            selected[rows, xp.where(in_top, -xp.inf, upper).argmax(axis=1)] = True
         return selected
 
 
@@ -135,9 +145,7 @@ def register_topk(cls: type[TopKEstimator]) -> type[TopKEstimator]:
     return cls
 
 
-def run_batched(
-    ledger: Ledger, draw: Callable[[np.ndarray], np.ndarray], cost: int, cells: int, active: np.ndarray
-) -> None:
+def run_batched(ledger: Ledger, draw: Callable[[Any], Any], cost: int, cells: int, active: Any) -> None:
     """Run non-adaptive rounds in memory-bounded chunks until every game's budget is spent.
 
     ``draw(games)`` runs one round per entry of ``games`` (a game's rounds consecutive) and
@@ -145,12 +153,13 @@ def run_batched(
     cost, ``cells`` its mask size. A chunk holds min(GAME_CELLS // cells, rounds the budget still
     pays) rounds of each game: a number that depends on that game alone.
     """
+    xp = ledger.xp
     per_chunk = max(1, GAME_CELLS // max(1, cells))
     while active.size:
-        rounds = np.minimum(per_chunk, ledger.remaining[active] // max(cost, 1) + 1).astype(np.int64)
-        games = np.repeat(active, rounds)
+        rounds = xp.minimum(per_chunk, ledger.remaining[active] // max(cost, 1) + 1).astype(xp.int64)
+        games = repeat_counts(active, rounds, xp)
         short = draw(games)
-        exhausted = np.zeros(ledger.n_games, dtype=bool)
+        exhausted = xp.zeros(ledger.n_games, dtype=bool)
         exhausted[games[short]] = True
         active = active[~exhausted[active] & (ledger.remaining[active] > 0)]
 
@@ -158,10 +167,10 @@ def run_batched(
 def run_adaptive(
     ledger: Ledger,
     stats: PlayerStats,
-    active: np.ndarray,
-    choose: Callable[[np.ndarray], np.ndarray],
-    sample: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-    stop: Callable[[np.ndarray], np.ndarray],
+    active: Any,
+    choose: Callable[[Any], Any],
+    sample: Callable[[Any, Any], tuple[Any, Any]],
+    stop: Callable[[Any], Any],
     step_rounds: Callable[[int], int],
     done: int,
 ) -> None:
@@ -172,15 +181,16 @@ def run_adaptive(
     a game's steps do not depend on the others. A game is finished when its budget is spent (a
     round was cut short) or ``stop`` holds.
     """
+    xp = ledger.xp
     active = active[~stop(active)]  # the rule may already hold after the warm-up
-    cut = np.zeros(ledger.n_games, dtype=bool)
+    cut = xp.zeros(ledger.n_games, dtype=bool)
     most_rounds = max(1, GAME_CELLS // (ledger.n_players + 1) ** 2)
     while active.size:
         rounds = min(step_rounds(done), most_rounds)
         done += rounds
         selected = choose(active)
-        games = np.repeat(active, rounds)
-        repeated = np.repeat(selected, rounds, axis=0)
+        games = xp.repeat(active, rounds)
+        repeated = xp.repeat(selected, rounds, axis=0)
         samples, taken = sample(games, repeated)
         stats.add(games, samples, taken)
         cut[games[(repeated & ~taken).any(axis=1)]] = True
@@ -188,13 +198,13 @@ def run_adaptive(
         active = active[~stop(active)]
 
 
-def everyone_selected(games: np.ndarray, d: int) -> np.ndarray:
+def everyone_selected(games: Any, d: int, xp: Any = np) -> Any:
     """Every player selected in every round (r, d)."""
-    return np.ones((games.size, d), dtype=bool)
+    return xp.ones((games.size, d), dtype=bool)
 
 
 def run_stats_method(estimator: Any, ledger: Ledger, body: Callable[[PlayerStats], None]) -> tuple:
     """Run ``body`` on fresh player statistics and return (values, stderr, counts, stats)."""
-    stats = PlayerStats(ledger.n_games, ledger.n_players)
+    stats = PlayerStats(ledger.n_games, ledger.n_players, ledger.xp)
     body(stats)
     return stats.mean, stats.stderr(), stats.count, stats

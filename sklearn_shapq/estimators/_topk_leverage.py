@@ -3,12 +3,12 @@
 Not in the top-k paper: the regression estimator of :mod:`~sklearn_shapq.estimators._leverage`
 (complementary pairs, sizes by leverage scores, exactly efficient, jackknife standard errors) as a
 non-adaptive top-k method. It spends each game's budget at once, so it has no PAC mode; its values
-are exactly efficient, which the CMCS family's are not.
+are exactly efficient, which the CMCS family's are not. As for the permutation explainer, the
+coalitions are drawn on the host from the games' keys (one copy of the keys) and sent to the
+game's backend, where the values and the regression stay.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from sklearn_shapq.estimators._leverage import LeverageEstimator
 from sklearn_shapq.estimators._topk_base import TopKEstimator, register_topk
@@ -37,12 +37,12 @@ class LeverageTopK(TopKEstimator):
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Regress every game on its budget's pairs (keyed by the game's key); no player statistics."""
-        d, games = ledger.n_players, np.arange(ledger.n_games)
+        d, xp = ledger.n_players, ledger.xp
+        games = xp.arange(ledger.n_games)
         regression = LeverageEstimator("leverage", int(ledger.budget), d, 0)
-        estimate = regression.estimate(ledger.game, games, stream.keys)
-        backend = ledger.game.backend
-        values = backend.to_numpy(estimate.values)[games, :, ledger.outputs]
-        stderr = backend.to_numpy(estimate.stderr)[games, :, ledger.outputs]
+        estimate = regression.estimate(ledger.game, games, ledger.game.backend.to_numpy(stream.keys))
+        values = estimate.values[games, :, ledger.outputs]
+        stderr = estimate.stderr[games, :, ledger.outputs]
         ledger.used[:] = regression.n_evals
-        counts = np.full((ledger.n_games, d), regression.n_evals - 2)
+        counts = xp.full((ledger.n_games, d), regression.n_evals - 2)
         return values, stderr, counts, None

@@ -7,7 +7,7 @@ samples only the two players at the border of the top-k, each on its own permuta
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains
 from sklearn_shapq.estimators._topk_base import (
@@ -21,40 +21,40 @@ from sklearn_shapq.estimators._topk_state import Ledger, PlayerStats
 from sklearn_shapq.samplers import KeyedStream
 
 
-def permutation_rounds(ledger: Ledger, games: np.ndarray, stream: KeyedStream) -> tuple[np.ndarray, np.ndarray]:
+def permutation_rounds(ledger: Ledger, games: Any, stream: KeyedStream) -> tuple[Any, Any]:
     """One ApproShapley permutation per row, walked with reuse (d − 1 paid evaluations).
 
     Returns marginal contributions v(pre ∪ {i}) − v(pre) per player (r, d) and which were taken.
     A walk is paid whole or not at all: the first players of a walk cut short would be sampled
     from the wrong law (small coalitions), biasing their estimates.
     """
+    xp = ledger.xp
     r, d = games.shape[0], ledger.n_players
     position = stream.ranks(games, d)
-    masks = prefix_masks(position, np)  # (r, d − 1, d): prefixes of sizes 1 … d − 1
-    units = np.repeat(np.arange(r), d - 1)
-    values, paid = ledger.pay(masks.reshape(-1, d), np.repeat(games, d - 1), units)
-    path = np.concatenate([ledger.empty[games, None], values.reshape(r, d - 1), ledger.full[games, None]], axis=1)
-    gains = walk_gains(path[:, :, None], position, np)[:, :, 0]
-    taken = np.broadcast_to(paid.reshape(r, d - 1)[:, :1], (r, d))
+    masks = prefix_masks(position, xp)  # (r, d − 1, d): prefixes of sizes 1 … d − 1
+    units = xp.repeat(xp.arange(r), d - 1)
+    values, paid = ledger.pay(masks.reshape(-1, d), xp.repeat(games, d - 1), units)
+    path = xp.concatenate([ledger.empty[games, None], values.reshape(r, d - 1), ledger.full[games, None]], axis=1)
+    gains = walk_gains(path[:, :, None], position, xp)[:, :, 0]
+    taken = xp.broadcast_to(paid.reshape(r, d - 1)[:, :1], (r, d))
     return gains, taken
 
 
-def pair_marginals(
-    ledger: Ledger, games: np.ndarray, selected: np.ndarray, stream: KeyedStream
-) -> tuple[np.ndarray, np.ndarray]:
+def pair_marginals(ledger: Ledger, games: Any, selected: Any, stream: KeyedStream) -> tuple[Any, Any]:
     """SamplingSHAP@K round: for each selected player i, v(pre ∪ {i}) − v(pre) on one permutation.
 
     pre is the set of players before i in a fresh uniform permutation (one per row); each
     player's two coalitions are paid as a unit, players in index order.
     """
+    xp = ledger.xp
     r, d = selected.shape
     position = stream.ranks(games, d)
-    rows, players = np.nonzero(selected)
+    rows, players = xp.nonzero(selected)
     before = position[rows] < position[rows, players][:, None]
-    masks = np.stack([before, before | (np.arange(d) == players[:, None])], axis=1).reshape(-1, d)
-    values, paid = ledger.pay(masks, np.repeat(games[rows], 2), np.repeat(np.arange(rows.size), 2))
-    samples = np.full((r, d), np.nan)
-    taken = np.zeros((r, d), dtype=bool)
+    masks = xp.stack([before, before | (xp.arange(d) == players[:, None])], axis=1).reshape(-1, d)
+    values, paid = ledger.pay(masks, xp.repeat(games[rows], 2), xp.repeat(xp.arange(rows.size), 2))
+    samples = xp.full((r, d), xp.nan)
+    taken = xp.zeros((r, d), dtype=bool)
     samples[rows, players] = values[1::2] - values[0::2]
     taken[rows, players] = paid[1::2]
     return samples, taken
@@ -72,12 +72,12 @@ class ApproShapley(TopKEstimator):
         d = ledger.n_players
 
         def body(stats: PlayerStats) -> None:
-            def draw(games: np.ndarray) -> np.ndarray:
+            def draw(games: Any) -> Any:
                 samples, taken = permutation_rounds(ledger, games, stream)
                 stats.add(games, samples, taken)
                 return ~taken.all(axis=1)
 
-            run_batched(ledger, draw, d - 1, d * d, np.arange(ledger.n_games))
+            run_batched(ledger, draw, d - 1, d * d, ledger.xp.arange(ledger.n_games))
 
         return run_stats_method(self, ledger, body)
 
@@ -96,17 +96,18 @@ class SamplingShapAtK(TopKEstimator):
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Warm up with t_min permutations per game, then sample the border pair."""
+        xp = ledger.xp
 
         def body(stats: PlayerStats) -> None:
-            games = np.repeat(np.arange(ledger.n_games), self.t_min)
+            games = xp.repeat(xp.arange(ledger.n_games), self.t_min)
             samples, taken = permutation_rounds(ledger, games, stream)
             stats.add(games, samples, taken)
-            cut = np.zeros(ledger.n_games, dtype=bool)
+            cut = xp.zeros(ledger.n_games, dtype=bool)
             cut[games[~taken.all(axis=1)]] = True
             run_adaptive(
                 ledger,
                 stats,
-                np.flatnonzero(~cut),
+                xp.flatnonzero(~cut),
                 lambda active: self.border_pair(stats, active),
                 lambda active, selected: pair_marginals(ledger, active, selected, stream),
                 self.stop_rule(stats),

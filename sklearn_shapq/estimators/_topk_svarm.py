@@ -10,6 +10,8 @@ confidence bounds, so neither has a PAC mode.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sklearn_shapq.estimators._topk_base import TopKEstimator, register_topk, run_batched
@@ -23,58 +25,58 @@ class _SVARMBase(TopKEstimator):
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Spend every game's budget on coalition values; return φ⁺ − φ⁻ per player."""
-        n_games, d = ledger.n_games, ledger.n_players
+        n_games, d, xp = ledger.n_games, ledger.n_players, ledger.xp
         cells = d * d if self.stratified else d
-        plus, minus = PlayerStats(n_games, cells), PlayerStats(n_games, cells)
-        everyone = np.arange(n_games)
+        plus, minus = PlayerStats(n_games, cells, xp), PlayerStats(n_games, cells, xp)
+        everyone = xp.arange(n_games)
         if self.stratified:
-            top_cell = np.zeros((n_games, d, d), dtype=bool)
+            top_cell = xp.zeros((n_games, d, d), dtype=bool)
             top_cell[:, :, d - 1] = True
-            plus.add(everyone, np.broadcast_to(ledger.full[:, None], (n_games, cells)), top_cell.reshape(n_games, -1))
+            plus.add(everyone, xp.broadcast_to(ledger.full[:, None], (n_games, cells)), top_cell.reshape(n_games, -1))
             minus.add(
                 everyone,
-                np.broadcast_to(ledger.empty[:, None], (n_games, cells)),
-                np.roll(top_cell, 1, 2).reshape(n_games, -1),
+                xp.broadcast_to(ledger.empty[:, None], (n_games, cells)),
+                xp.roll(top_cell, 1, 2).reshape(n_games, -1),
             )
         else:
             _svarm_warm_up(ledger, plus, minus, stream)
 
-        def add(games: np.ndarray, coalitions: np.ndarray, values: np.ndarray, paid: np.ndarray) -> None:
+        def add(games: Any, coalitions: Any, values: Any, paid: Any) -> None:
             sizes = coalitions.sum(axis=1)
-            samples = np.broadcast_to(values[:, None], (games.size, cells))
+            samples = xp.broadcast_to(values[:, None], (games.size, cells))
             if self.stratified:
-                plus_at = coalitions[:, :, None] & (np.arange(d) == sizes[:, None, None] - 1)
-                minus_at = ~coalitions[:, :, None] & (np.arange(d) == sizes[:, None, None])
+                plus_at = coalitions[:, :, None] & (xp.arange(d) == sizes[:, None, None] - 1)
+                minus_at = ~coalitions[:, :, None] & (xp.arange(d) == sizes[:, None, None])
                 plus_at, minus_at = plus_at.reshape(games.size, -1), minus_at.reshape(games.size, -1)
             else:
                 plus_at, minus_at = coalitions, ~coalitions
             plus.add(games, samples, plus_at & paid[:, None])
             minus.add(games, samples, minus_at & paid[:, None])
 
-        def draw(games: np.ndarray) -> np.ndarray:
+        def draw(games: Any) -> Any:
             r = games.size
             if self.stratified:
-                first = sized_coalitions(stream.uniform(games, d), stream.integers(games, 1, d))
-                coalitions = np.stack([first, ~first], axis=1).reshape(-1, d)
-                units = np.repeat(np.arange(r), 2)
+                first = sized_coalitions(stream.uniform(games, d), stream.integers(games, 1, d), xp=xp)
+                coalitions = xp.stack([first, ~first], axis=1).reshape(-1, d)
+                units = xp.repeat(xp.arange(r), 2)
             else:
                 harmonic = 1.0 / np.arange(1, d + 1)
                 size_plus = stream.choice(games, np.arange(1, d + 1), harmonic)
                 size_minus = d - stream.choice(games, np.arange(1, d + 1), harmonic)
                 pair = [
-                    sized_coalitions(stream.uniform(games, d), size_plus),
-                    sized_coalitions(stream.uniform(games, d), size_minus),
+                    sized_coalitions(stream.uniform(games, d), size_plus, xp=xp),
+                    sized_coalitions(stream.uniform(games, d), size_minus, xp=xp),
                 ]
-                coalitions = np.stack(pair, axis=1).reshape(-1, d)
-                units = np.arange(2 * r)
-            values, paid = ledger.pay(coalitions, np.repeat(games, 2), units)
+                coalitions = xp.stack(pair, axis=1).reshape(-1, d)
+                units = xp.arange(2 * r)
+            values, paid = ledger.pay(coalitions, xp.repeat(games, 2), units)
             pair_paid = paid.reshape(r, 2)
             if self.stratified:
-                add(np.repeat(games, 2), coalitions, values, paid)
+                add(xp.repeat(games, 2), coalitions, values, paid)
             else:  # A⁺ updates φ⁺ only, A⁻ updates φ⁻ only
                 both = coalitions.reshape(r, 2, d)
-                plus.add(games, np.broadcast_to(values[0::2, None], (r, d)), both[:, 0] & pair_paid[:, :1])
-                minus.add(games, np.broadcast_to(values[1::2, None], (r, d)), ~both[:, 1] & pair_paid[:, 1:])
+                plus.add(games, xp.broadcast_to(values[0::2, None], (r, d)), both[:, 0] & pair_paid[:, :1])
+                minus.add(games, xp.broadcast_to(values[1::2, None], (r, d)), ~both[:, 1] & pair_paid[:, 1:])
             return ~pair_paid.all(axis=1)
 
         run_batched(ledger, draw, 2, 2 * d * cells, everyone[ledger.remaining > 0])
@@ -83,27 +85,27 @@ class _SVARMBase(TopKEstimator):
             values = (plus.mean - minus.mean).reshape(shape).sum(axis=2) / d
             variance = (plus.stderr() ** 2 + minus.stderr() ** 2).reshape(shape).sum(axis=2)
             counts = (plus.count + minus.count).reshape(shape).sum(axis=2)
-            return values, np.sqrt(variance) / d, counts, None
-        stderr = np.sqrt(plus.stderr() ** 2 + minus.stderr() ** 2)
+            return values, xp.sqrt(variance) / d, counts, None
+        stderr = xp.sqrt(plus.stderr() ** 2 + minus.stderr() ** 2)
         return plus.mean - minus.mean, stderr, plus.count + minus.count, None
 
 
 def _svarm_warm_up(ledger: Ledger, plus: PlayerStats, minus: PlayerStats, stream: KeyedStream) -> None:
     """SVARM's warm-up: per player i, one v(A ∪ {i}) for φ⁺_i and one v(A') for φ⁻_i, A, A' ∌ i."""
-    n_games, d = ledger.n_games, ledger.n_players
-    games = np.repeat(np.arange(n_games), d)
-    player = np.tile(np.arange(d), n_games)
+    n_games, d, xp = ledger.n_games, ledger.n_players, ledger.xp
+    games = xp.repeat(xp.arange(n_games), d)
+    player = xp.tile(xp.arange(d), n_games)
 
-    def without_player() -> np.ndarray:
-        return sized_coalitions(stream.uniform(games, d), stream.integers(games, 0, d), player)
+    def without_player() -> Any:
+        return sized_coalitions(stream.uniform(games, d), stream.integers(games, 0, d), player, xp)
 
     with_player = without_player()
-    with_player[np.arange(player.size), player] = True
-    coalitions = np.stack([with_player, without_player()], axis=1).reshape(-1, d)
-    values, paid = ledger.pay(coalitions, np.repeat(games, 2), np.arange(2 * player.size))
-    own = np.arange(d) == player[:, None]
-    plus.add(games, np.broadcast_to(values[0::2, None], own.shape), own & paid[0::2, None])
-    minus.add(games, np.broadcast_to(values[1::2, None], own.shape), own & paid[1::2, None])
+    with_player[xp.arange(player.size), player] = True
+    coalitions = xp.stack([with_player, without_player()], axis=1).reshape(-1, d)
+    values, paid = ledger.pay(coalitions, xp.repeat(games, 2), xp.arange(2 * player.size))
+    own = xp.arange(d) == player[:, None]
+    plus.add(games, xp.broadcast_to(values[0::2, None], own.shape), own & paid[0::2, None])
+    minus.add(games, xp.broadcast_to(values[1::2, None], own.shape), own & paid[1::2, None])
 
 
 @register_topk

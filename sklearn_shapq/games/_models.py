@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.special
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq.backends import ArrayBackend
+from sklearn_shapq.backends._array_ops import scipy_special
 from sklearn_shapq.games._table_codec import TableCodec
 
 OUTPUTS = ("auto", "margin", "log_odds", "probability", "predict")
@@ -168,17 +168,8 @@ def _is_xgboost(model: Any) -> bool:
     return type(model).__module__.split(".")[0] == "xgboost"
 
 
-def _special(xp: Any) -> Any:
-    """scipy.special for numpy arrays, cupyx.scipy.special for cupy arrays."""
-    if xp is np:
-        return scipy.special
-    import cupyx.scipy.special
-
-    return cupyx.scipy.special
-
-
 def _log_odds(proba: Any, xp: Any = np) -> Any:
-    return _special(xp).logit(xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP))
+    return scipy_special(xp).logit(xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP))
 
 
 def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None) -> ModelFunction:
@@ -288,7 +279,7 @@ def _margin_transform(output: str, xp: Any) -> Callable[[Any], Any]:
     if output not in ("probability", "log_odds"):
         return lambda margin: margin
 
-    special = _special(xp)
+    special = scipy_special(xp)
 
     def probability(margin: Any) -> Any:
         return special.expit(margin) if margin.ndim == 1 else special.softmax(margin, axis=1)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sklearn_shapq.samplers._keyed import uniform_ranks
 
 
-def sized_coalitions(uniforms: np.ndarray, sizes: np.ndarray, excluded: np.ndarray | None = None) -> np.ndarray:
+def sized_coalitions(uniforms: Any, sizes: Any, excluded: Any = None, xp: Any = np) -> Any:
     """Coalitions uniform among those of the given sizes: the ``sizes[r]`` players of smallest draw.
 
     The one draw of sized coalitions in the package (stratified sampling, CMCS, SVARM).
@@ -20,10 +22,12 @@ def sized_coalitions(uniforms: np.ndarray, sizes: np.ndarray, excluded: np.ndarr
         Size of each coalition.
     excluded : int array of shape (r,), optional
         A player that is never in coalition r (its draw counts as +∞), for samples of N ∖ {i}.
+    xp : module, default=numpy
+        Array namespace of the arrays (numpy or cupy).
 
     Returns
     -------
-    bool ndarray of shape (r, d)
+    bool array of shape (r, d)
 
     Examples
     --------
@@ -33,5 +37,5 @@ def sized_coalitions(uniforms: np.ndarray, sizes: np.ndarray, excluded: np.ndarr
     """
     if excluded is not None:
         uniforms = uniforms.copy()
-        np.put_along_axis(uniforms, np.asarray(excluded)[:, None], np.inf, axis=1)
-    return uniform_ranks(uniforms) < np.asarray(sizes)[:, None]
+        uniforms[xp.arange(uniforms.shape[0]), xp.asarray(excluded)] = xp.inf
+    return uniform_ranks(uniforms, xp) < xp.asarray(sizes)[:, None]

@@ -147,11 +147,15 @@ class KeyedStream:
 
     Every call takes ``size`` draws for each entry of ``games`` from that game's sequence, in
     order (a game listed twice gets two consecutive blocks), so a game's draws depend only on its
-    key and on how many draws it took before: never on which other games share the call.
+    key and on how many draws it took before: never on which other games share the call. Keys,
+    positions, games and draws live in the array namespace ``xp`` (numpy or cupy), and the draws
+    are bit-identical in any of them.
 
     Parameters
     ----------
-    keys : uint64 ndarray of shape (n_games,)
+    keys : uint64 array of shape (n_games,)
+    xp : module, default=numpy
+        Array namespace of the draws (``keys`` is copied there).
 
     Examples
     --------
@@ -165,47 +169,58 @@ class KeyedStream:
     True
     """
 
-    def __init__(self, keys: np.ndarray) -> None:
-        self.keys = np.asarray(keys, dtype=np.uint64)
-        self.position = np.zeros(self.keys.shape[0], dtype=np.uint64)
+    def __init__(self, keys: Any, xp: Any = np) -> None:
+        self.xp = xp
+        self.keys = xp.asarray(keys, dtype=xp.uint64)
+        self.position = xp.zeros(self.keys.shape[0], dtype=xp.uint64)
 
-    def uniform(self, games: np.ndarray, size: int) -> np.ndarray:
+    def uniform(self, games: Any, size: int) -> Any:
         """Return (len(games), size) uniforms in (0, 1), ``size`` consecutive draws per entry."""
-        games = np.asarray(games, dtype=np.intp)
-        order = np.argsort(games, kind="stable")
+        xp = self.xp
+        games = xp.asarray(games, dtype=xp.intp)
+        order = xp.argsort(games, kind="stable")
         sorted_games = games[order]
-        group_start = np.searchsorted(sorted_games, sorted_games, side="left")
-        occurrence = np.empty(games.size, dtype=np.uint64)
-        occurrence[order] = np.arange(games.size) - group_start
+        group_start = xp.searchsorted(sorted_games, sorted_games, side="left")
+        occurrence = xp.empty(games.size, dtype=xp.uint64)
+        occurrence[order] = (xp.arange(games.size) - group_start).astype(xp.uint64)
         start = self.position[games] + occurrence * np.uint64(size)
-        draws = keyed_uniforms(self.keys[games], start[:, None] + np.arange(size, dtype=np.uint64))
-        self.position += np.bincount(games, minlength=self.keys.shape[0]).astype(np.uint64) * np.uint64(size)
+        draws = keyed_uniforms(self.keys[games], start[:, None] + xp.arange(size, dtype=xp.uint64), xp)
+        self.position += xp.bincount(games, minlength=self.keys.shape[0]).astype(xp.uint64) * np.uint64(size)
         return draws
 
-    def integers(self, games: np.ndarray, low: int, high: Any) -> np.ndarray:
+    def integers(self, games: Any, low: int, high: Any) -> Any:
         """One integer per entry, uniform on [low, high) (``high`` may differ per entry)."""
-        return (low + np.floor(self.uniform(games, 1)[:, 0] * (np.asarray(high) - low))).astype(np.int64)
+        return (low + self.xp.floor(self.uniform(games, 1)[:, 0] * (high - low))).astype(self.xp.int64)
 
-    def choice(self, games: np.ndarray, values: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """One of ``values`` per entry, drawn with probabilities ``p``."""
+    def choice(self, games: Any, values: np.ndarray, p: np.ndarray) -> Any:
+        """One of ``values`` per entry, drawn with probabilities ``p`` (both small host arrays)."""
+        xp = self.xp
         cumulative = np.cumsum(p)
-        index = np.searchsorted(cumulative, self.uniform(games, 1)[:, 0] * cumulative[-1], side="right")
-        return np.asarray(values)[np.minimum(index, len(values) - 1)]
+        u = self.uniform(games, 1)[:, 0] * cumulative[-1]
+        index = xp.searchsorted(xp.asarray(cumulative), u, side="right")
+        return xp.asarray(values)[xp.minimum(index, len(values) - 1)]
 
-    def ranks(self, games: np.ndarray, d: int) -> np.ndarray:
+    def ranks(self, games: Any, d: int) -> Any:
         """Return a uniform random rank vector (a permutation of 0 … d − 1) per entry, (len(games), d)."""
-        return uniform_ranks(self.uniform(games, d))
+        return uniform_ranks(self.uniform(games, d), self.xp)
 
 
-def uniform_ranks(uniforms: np.ndarray) -> np.ndarray:
+def uniform_ranks(uniforms: Any, xp: Any = np) -> Any:
     """Rank of every entry within its row: a uniform permutation for i.i.d. uniform rows.
+
+    Parameters
+    ----------
+    uniforms : float array of shape (..., d)
+    xp : module, default=numpy
+        Array namespace of ``uniforms``.
 
     Examples
     --------
     >>> uniform_ranks(np.array([[0.3, 0.1, 0.7]]))
     array([[1, 0, 2]])
     """
-    order = np.argsort(uniforms, axis=-1)
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(uniforms.shape[-1]), order.shape), axis=-1)
-    return ranks
+    d = uniforms.shape[-1]
+    order = xp.argsort(uniforms, axis=-1).reshape(-1, d)
+    ranks = xp.empty_like(order)
+    ranks[xp.arange(order.shape[0])[:, None], order] = xp.arange(d)  # the inverse permutation of each row
+    return ranks.reshape(uniforms.shape)

@@ -7,6 +7,9 @@ import pytest
 
 from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer
 from sklearn_shapq.backends import ArrayBackend, CpuBackend, _device, resolve_backend
+from sklearn_shapq.backends._array_ops import repeat_counts
+
+from strict_twin import HostTransferError, StrictBackend
 
 
 def _has_gpu():
@@ -117,3 +120,34 @@ def test_cuda_explainer_equals_cpu_with_xgboost(sampler):
     cpu = PermutationShapExplainer(model, device="cpu", **kwargs).fit(X).explain(X[:10])
     gpu = PermutationShapExplainer(model, device="cuda", **kwargs).fit(X).explain(X[:10])
     np.testing.assert_allclose(gpu.values, cpu.values, atol=1e-5)
+
+
+def test_strict_twin_refuses_what_cupy_refuses_and_counts_what_comes_back():
+    """The strict twin (tests/strict_twin.py) that GPU-path tests run on: host arrays, lists and
+    implicit conversions are refused; explicit copies and scalars are counted."""
+    backend = StrictBackend()
+    xp = backend.xp
+    a = xp.arange(4)
+    refused = (
+        lambda: a + np.arange(4),
+        lambda: xp.concatenate([[0], a]),
+        lambda: np.asarray(a),
+        lambda: a[np.array([0, 1])],
+        lambda: a.__setitem__(slice(None), np.zeros(4)),
+    )
+    for mix in refused:
+        with pytest.raises(HostTransferError):
+            mix()
+    assert int(a[-1]) == 3 and bool((a < 4).all()) and backend.transfers.scalars == 2
+    np.testing.assert_array_equal(backend.to_numpy(xp.where(a > 1, a * 2, 0)), [0, 0, 4, 6])
+    assert backend.transfers.arrays == [(4,)]
+
+
+@pytest.mark.parametrize("backend", [ArrayBackend(np), StrictBackend()], ids=["numpy", "strict twin"])
+def test_repeat_counts_is_numpy_repeat(backend):
+    rng = np.random.default_rng(0)
+    values, counts = rng.integers(0, 100, 50), rng.integers(0, 4, 50)
+    repeated = repeat_counts(backend.to_device(values), backend.to_device(counts), backend.xp)
+    np.testing.assert_array_equal(backend.to_numpy(repeated), np.repeat(values, counts))
+    empty = repeat_counts(backend.to_device(values[:0]), backend.to_device(counts[:0]), backend.xp)
+    assert empty.shape == (0,)

@@ -1,6 +1,7 @@
 """top_k_shapley: the registry, budgets against an independent counter, keyed games, recovery, PAC mode, edges."""
 
 import warnings
+from dataclasses import fields
 from itertools import combinations
 
 import numpy as np
@@ -8,18 +9,28 @@ import pytest
 from scipy.stats import norm
 
 import sklearn_shapq.estimators._topk_base as topk_base
+from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.estimators import (
     TOPK_ESTIMATORS,
     TopKEstimator,
+    TopKResult,
     binary_precision,
     inclusion_exclusion_error,
     ratio_precision,
     top_k_shapley,
 )
-from sklearn_shapq.games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
+from sklearn_shapq.games import (
+    CallableGame,
+    InterventionalGame,
+    TableGame,
+    UnanimityGame,
+    make_model_function,
+    planted_unanimity_game,
+)
 from sklearn_shapq.samplers import row_keys
 
 from game_helpers import LoggingGame, all_masks
+from strict_twin import StrictBackend
 
 METHODS = tuple(TOPK_ESTIMATORS)
 PAC_METHODS = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
@@ -198,6 +209,52 @@ def test_outputs_pick_the_ranked_output_of_each_game():
     result = top_k_shapley(game, 1, "cmcs", max_evals=50, outputs=np.array([1, 0]), random_state=0)
     np.testing.assert_allclose(result.values, w[[1, 0]], atol=1e-12)
     np.testing.assert_array_equal(result.top_k[:, 0], [0, 1])
+
+
+# ---------------------------------------------------------------- backends: the cupy code path
+
+
+def _local_game(backend):
+    """The interventional games of 5 rows (two equal), of a model written as array code (any namespace)."""
+    rng = np.random.default_rng(3)
+    background, rows = rng.normal(size=(4, 6)), rng.normal(size=(5, 6))
+    rows[3] = rows[1]
+
+    def model(Z):
+        return Z[:, 0] * Z[:, 1] + 0.5 * Z[:, 2] - abs(Z[:, 3]) * Z[:, 4] + 0.1 * Z[:, 5]
+
+    game = InterventionalGame(
+        make_model_function(model, "predict", backend), backend.to_device(background), backend.to_device(rows)
+    )
+    return game, row_keys(2, rows)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"max_evals": 150}, {"max_evals": 400, "epsilon": 0.05, "ranking": "absolute", "rounds_per_decision": "auto"}],
+    ids=["budget", "pac"],
+)
+@pytest.mark.parametrize("method", METHODS)
+def test_the_cupy_code_path_gives_the_cpu_results_and_copies_only_them(method, options):
+    """Each method on the numpy twins of the CUDA backend: the plain one, and the strict one that
+    refuses, as cupy does, any host array meeting a device array. Results are the CPU's bit for bit,
+    and the only arrays that come to the host are the results (and, for leverage, the keys its
+    coalitions are drawn from on the host)."""
+    if "epsilon" in options and not TOPK_ESTIMATORS[method].pac:
+        pytest.skip("no PAC mode")
+
+    def run(backend):
+        game, keys = _local_game(backend)
+        return top_k_shapley(game, 2, method, keys=keys, t_min=4, **options)
+
+    cpu, strict = run(CpuBackend()), StrictBackend()
+    for backend in (ArrayBackend(np, "numpy-twin"), strict):
+        result = run(backend)
+        for field in fields(TopKResult):
+            np.testing.assert_array_equal(getattr(result, field.name), getattr(cpu, field.name), err_msg=field.name)
+    assert sorted(strict.transfers.arrays) == sorted(
+        [(5, 6)] * 3 + [(5, 2), (5,), (5,)] + ([(5,)] if method == "leverage" else [])
+    )
 
 
 # ---------------------------------------------------------------- estimates

@@ -22,10 +22,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_shapq import TopKShapley
 from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import top_k_shapley
+from sklearn_shapq.estimators import TOPK_ESTIMATORS, top_k_shapley
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
 
 from fitted_state import assert_same_state
+from strict_twin import StrictBackend
 
 N_FEATURES = 8
 INFORMATIVE = [0, 3, 5]
@@ -215,28 +216,36 @@ def test_pac_mode_reports_whether_the_rule_held():
     assert sorted(result.top_k[0].tolist()) == [0, 1]
 
 
-def _explain_on(device, regression):
+def _explain_on(device, regression, method):
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
-    explainer = TopKShapley(model, k=3, prefit=True, max_evals=200, random_state=1, device=device).fit(X)
-    return explainer.explain(X.iloc[:6]), explainer
+    explainer = TopKShapley(model, k=3, prefit=True, max_evals=200, method=method, random_state=1, device=device)
+    return explainer.fit(X).explain(X.iloc[:6]), explainer
 
 
-def test_array_namespace_twin_gives_the_cpu_results(regression):
-    """The CUDA backend's array code, run with numpy, drives the same games to the same values."""
+@pytest.mark.parametrize("twin", ["numpy", "strict"])
+@pytest.mark.parametrize("method", list(TOPK_ESTIMATORS))
+def test_array_namespace_twin_gives_the_cpu_results(regression, method, twin):
+    """The CUDA backend's array code, run with numpy, drives the same games to the same values.
+
+    The strict twin holds device arrays to cupy's rules (no host array meets one, none is turned
+    into a host array implicitly), so each method's local explanation runs on cupy as it does here.
+    """
     from sklearn_shapq.backends import ArrayBackend
 
-    cpu, cpu_explainer = _explain_on("cpu", regression)
-    twin, twin_explainer = _explain_on(ArrayBackend(np, "numpy-twin"), regression)
-    np.testing.assert_allclose(twin.values, cpu.values, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(twin.diagnostics["top_k"], cpu.diagnostics["top_k"])
-    np.testing.assert_array_equal(twin.diagnostics["n_evals"], cpu.diagnostics["n_evals"])
+    cpu, _ = _explain_on("cpu", regression, method)
+    twin, _ = _explain_on(ArrayBackend(np, "numpy-twin") if twin == "numpy" else StrictBackend(), regression, method)
+    np.testing.assert_array_equal(twin.values, cpu.values)
+    np.testing.assert_array_equal(twin.error_std, cpu.error_std)
+    for name in ("top_k", "n_evals", "pac_satisfied", "targets"):
+        np.testing.assert_array_equal(twin.diagnostics[name], cpu.diagnostics[name])
 
 
 @pytest.mark.gpu
-def test_cuda_gives_the_cpu_results(regression):
-    cuda, _ = _explain_on("cuda", regression)
-    cpu, _ = _explain_on("cpu", regression)
+@pytest.mark.parametrize("method", list(TOPK_ESTIMATORS))
+def test_cuda_gives_the_cpu_results(regression, method):
+    cuda, _ = _explain_on("cuda", regression, method)
+    cpu, _ = _explain_on("cpu", regression, method)
     np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(cuda.diagnostics["top_k"], cpu.diagnostics["top_k"])
 
