@@ -4,14 +4,19 @@ Both pick, at every step, the best of a few uniform random candidate orderings u
 kernel (spec: permutation_sampling.md §2.7–§2.8). Candidate scoring is one matrix product of ±1
 pair-sign features per step; SBQ keeps a Cholesky factor of the Gram matrix that grows by one row
 per step, so a step costs one triangular solve instead of a fresh factorisation.
+
+SBQ's solves and products are written out (:func:`solve_lower`, numpy reductions) instead of
+calling BLAS: OpenBLAS's triangular solves pick their kernels by the memory alignment of their
+buffers, which differs between threads, so the weights differed in their last bits between an
+explain run in the main thread and the same run in a worker thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from sklearn_shapq.samplers._blas import single_threaded_blas
 from sklearn_shapq.samplers._mallows import gram_from_features, sign_features
@@ -23,6 +28,28 @@ JITTER = 1e-10
 """Added to the Gram diagonal: duplicates (likely at small d) keep it positive definite."""
 
 _STEPS_PER_DRAW = 64
+
+
+@numba.njit(cache=True)
+def solve_lower(lower: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """X with ``lower @ X = rhs`` for a lower-triangular (t, t) matrix and rhs (t, m), in a fixed order.
+
+    Forward substitution, one column at a time: the same bits in any thread.
+
+    Examples
+    --------
+    >>> solve_lower(np.array([[2.0, 0.0], [1.0, 4.0]]), np.array([[2.0], [9.0]])).ravel().tolist()
+    [1.0, 2.0]
+    """
+    t, m = rhs.shape
+    out = np.empty((t, m))
+    for j in range(m):
+        for i in range(t):
+            total = rhs[i, j]
+            for k in range(i):
+                total -= lower[i, k] * out[k, j]
+            out[i, j] = total / lower[i, i]
+    return out
 
 
 def _greedy_design(n: int, n_features: int, draw: CandidateSource, pick: Callable) -> np.ndarray:
@@ -90,13 +117,13 @@ def sbq_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) ->
         best, column = 0, np.empty(0)
         if t:
             columns = gram_from_features(options, chosen, lam)  # (c, t)
-            solved = solve_triangular(factor[:t, :t], columns.T, lower=True, check_finite=False)
+            solved = solve_lower(factor[:t, :t], np.ascontiguousarray(columns.T))
             schur = np.maximum(1.0 + JITTER - (solved**2).sum(axis=0), JITTER)
-            gain = (1.0 - solved.T @ ones_solved[:t]) ** 2 / schur  # kᵀK⁻¹1 = (L⁻¹k)ᵀ(L⁻¹1)
+            gain = (1.0 - (solved * ones_solved[:t, None]).sum(axis=0)) ** 2 / schur  # kᵀK⁻¹1 = (L⁻¹k)ᵀ(L⁻¹1)
             best = int(np.argmax(gain))
             column = factor[t, :t] = solved[:, best]
-        factor[t, t] = np.sqrt(max(1.0 + JITTER - column @ column, JITTER))
-        ones_solved[t] = (1.0 - column @ ones_solved[:t]) / factor[t, t]
+        factor[t, t] = np.sqrt(max(1.0 + JITTER - (column * column).sum(), JITTER))
+        ones_solved[t] = (1.0 - (column * ones_solved[:t]).sum()) / factor[t, t]
         return best
 
     chosen = _greedy_design(n, n_features, draw, pick)
@@ -111,6 +138,8 @@ def sbq_weights(orderings: np.ndarray, lam: float) -> np.ndarray:
 
 
 def _normalised_bq_weights(factor: np.ndarray) -> np.ndarray:
-    half = solve_triangular(factor, np.ones(factor.shape[0]), lower=True, check_finite=False)
-    weights = solve_triangular(factor.T, half, lower=False, check_finite=False)
+    """K⁻¹1 / 1ᵀK⁻¹1 from the lower Cholesky factor L of K: L h = 1, then Lᵀ w = h (reversed, lower)."""
+    half = solve_lower(factor, np.ones((factor.shape[0], 1)))
+    reversed_upper = np.ascontiguousarray(factor.T[::-1, ::-1])  # Lᵀ with rows and columns reversed: lower
+    weights = solve_lower(reversed_upper, np.ascontiguousarray(half[::-1]))[::-1, 0]
     return weights / weights.sum()
