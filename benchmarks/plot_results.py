@@ -18,6 +18,8 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 # matplotlib's plot directive runs this file with exec (no ``__file__``) and sys.argv = [its path]
 RESULTS = Path(globals().get("__file__", sys.argv[0])).resolve().parent / "results"
 PEERS = ("shap", "shapiq")
+EXACT = 1e-10
+"""Relative errors below this are rounding (an estimator exact at that budget): not drawn on log axes."""
 
 
 def _load(name: str) -> dict:
@@ -46,7 +48,9 @@ def _log_axes(ax: plt.Axes, x_ticks: list[int], y: bool = True) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     if y:
         ax.set_yscale("log")
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        low, high = ax.get_ylim()
+        steps = (1.0, 2.0, 5.0) if high / low < 100 else (1.0,)  # 1-2-5 labels within two decades
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=steps))
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -76,19 +80,23 @@ def accuracy(results: list[dict] | None = None) -> plt.Figure:
         )
     )
     styles = _styles(methods)
-    fig, axes = plt.subplots(1, len(problems), figsize=(4.2 * len(problems), 4.2), squeeze=False)
-    for ax, problem in zip(axes[0], problems, strict=True):
+    columns = min(3, len(problems))
+    n_rows = -(-len(problems) // columns)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.6 * n_rows + 0.9), squeeze=False)
+    for ax, problem in zip(axes.flat, problems, strict=False):
         rows = [row for row in results if row["problem"] == problem]
         for method in methods:
-            cells = [row for row in rows if method in row]
-            ax.plot(
-                [r["budget"] for r in cells], [r[method]["rel_rmse"] for r in cells], label=method, **styles[method]
-            )
+            cells = [row for row in rows if method in row and row[method]["rel_rmse"] >= EXACT]
+            budgets, errors = [r["budget"] for r in cells], [r[method]["rel_rmse"] for r in cells]
+            ax.plot(budgets, errors, label=method, **styles[method])
         _log_axes(ax, [row["budget"] for row in rows])
-        ax.set_title(f"{problem} (d = {rows[0]['d']})")
+        ax.set_title(f"{problem} (d = {rows[0]['d']})", fontsize=10)
         ax.set_xlabel("evaluations per row")
-    axes[0, 0].set_ylabel("relative RMSE vs exact values")
-    _legend_below(fig, list(axes[0]))
+    for ax in axes.flat[len(problems) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("relative RMSE vs exact values")
+    _legend_below(fig, list(axes.flat[: len(problems)]))
     return fig
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, PermutationWalkEstimator
 from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
 
-LEVERAGE_MAX_FEATURES = 60
+LEVERAGE_MAX_FEATURES = 100
 """``sampler="auto"`` uses Leverage SHAP up to this d, the largest d of ``benchmarks/bench_accuracy.py``:
-there it had the lowest error of our estimators at every d (8, 30, 60) and budget (5d to 20d)."""
+there it had the lowest error of our estimators (0.80-0.91x orthogonal codes' at d = 100) at every
+budget from 5d to 50d on xgboost models at d = 8, 30, 60 and 100, and the lowest of our defaults
+on an SVR at d = 10 (paired KernelSHAP's sizes did better there at 5d-10d)."""
 
 LEVERAGE_MIN_EVALS_PER_FEATURE = 3
 """``sampler="auto"`` uses Leverage SHAP from 3d evaluations per row: at d = 16 it had 0.80x
@@ -31,7 +33,7 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
     ``sampler="auto"``, by measurement (``benchmarks/bench_accuracy.py`` and
     ``benchmarks/bench_permutation.py``; the table is in the user guide): exact when 2^d fits the
-    budget; else Leverage SHAP for d <= 60 and budgets from 3d (1.1-6x lower error than our best
+    budget; else Leverage SHAP for d <= 100 and budgets from 3d (1.1-6x lower error than our best
     permutation sampler at every measured d and budget) when its per-row regression fits in
     memory; else orthogonal codes (never worse than antithetic pairs), or plain Monte Carlo when
     the budget cannot pay for one pair of orderings. The kernel designs (sobol, herding, sbq) are
@@ -51,7 +53,7 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
 
     Examples
     --------
-    >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 500, 30), resolve_sampler("auto", 2000, 100)
+    >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 500, 30), resolve_sampler("auto", 2000, 120)
     (('exact', 500), ('leverage', 500), ('orthogonal', 2000))
     """
     if max_evals == "auto":

@@ -82,7 +82,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           antithetic) and "stratified" (Castro et al. 2017, strata of feature × coalition size
           with variance-proportional reallocation). They are not exactly efficient.
         - "auto", by measurement (user guide, "Samplers and budget"): exact when 2^d <=
-          ``max_evals``; else "leverage" for d <= 60 and ``max_evals`` >= 3d; else "orthogonal"
+          ``max_evals``; else "leverage" for d <= 100 and ``max_evals`` >= 3d; else "orthogonal"
           (plain "mc" when the budget cannot pay for a pair of orderings).
     max_evals : int or "auto", default="auto"
         Evaluations of the value function per explained row. Walks count v(∅) and v(N) once and

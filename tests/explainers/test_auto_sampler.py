@@ -36,7 +36,8 @@ def test_auto_max_evals():
         ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16 - 1, 16, ("orthogonal", 47)),  # 2d: as many pairs as unknowns
         ("auto", 20, 9, ("orthogonal", 20)),
         ("auto", 20, 16, ("mc", 20)),  # below one pair of orderings (2 + 2 · 15)
-        ("auto", "auto", 100, ("orthogonal", 2 + 20 * 99)),
+        ("auto", "auto", 100, ("leverage", 2 + 20 * 99)),
+        ("auto", "auto", 120, ("orthogonal", 2 + 20 * 119)),
         ("mc", 2, 1, ("exact", 2)),  # one feature: every sampler is exact with 2 evaluations
         ("owen", "auto", 1, ("exact", 500)),
         ("antithetic", 100, 10, ("antithetic", 100)),
