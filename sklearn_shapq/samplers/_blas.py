@@ -15,6 +15,11 @@ _active = 0  # calls inside single_threaded_blas right now, in any thread
 _limiter: Any = None  # threadpoolctl's limiter while _active > 0
 
 
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
 @contextmanager
 def _one_blas_thread() -> Iterator[None]:
     """One BLAS thread from the first entry to the last exit, whichever threads they come from.
@@ -22,14 +27,12 @@ def _one_blas_thread() -> Iterator[None]:
     BLAS's thread count is process-wide: a plain ``limit`` per call lets a call that ends first
     restore the threads of another that is still running (whose last bits then depend on timing),
     and may leave BLAS limited for good. Counting the calls inside keeps the limit for as long as
-    any runs and restores the original once, when the last one leaves. The BLAS libraries are
-    looked up at each first entry: one loaded later (scipy loads a second OpenBLAS lazily) would
-    otherwise keep its threads, and a first call would differ in its last bits from later ones.
+    any runs and restores the original once, when the last one leaves.
     """
     global _active, _limiter
     with _lock:
         if _active == 0:
-            _limiter = ThreadpoolController().limit(limits=1, user_api="blas")
+            _limiter = _blas_controller().limit(limits=1, user_api="blas")
         _active += 1
     try:
         yield
@@ -46,7 +49,7 @@ def single_threaded_blas(function: Callable) -> Callable:
 
     Greedy design steps and per-row QR factorisations are many small products and solves: BLAS
     threads only add wake-up latency (20x slower when numpy's and scipy's OpenBLAS pools compete
-    for two cores). One thread also makes their last bits independent of other threads' work.
+    for two cores).
     """
 
     @functools.wraps(function)

@@ -6,9 +6,9 @@ pair-sign features per step; SBQ keeps a Cholesky factor of the Gram matrix that
 per step, so a step costs one triangular solve instead of a fresh factorisation.
 
 SBQ's solves and products are written out (:func:`solve_lower`, numpy reductions) instead of
-calling BLAS: OpenBLAS's triangular solves pick their kernels by the memory alignment of their
-buffers, which differs between threads, so the weights differed in their last bits between an
-explain run in the main thread and the same run in a worker thread.
+calling BLAS: with OpenBLAS 0.3.30, ``scipy.linalg.solve_triangular`` gave different last bits
+for the same inputs in the main thread and in a worker thread (most likely its kernels follow
+the buffers' alignment), so an explain run from a thread differed from the same run alone.
 """
 
 from __future__ import annotations
