@@ -148,6 +148,33 @@ class ArrayBackend:
             out[start : start + block.shape[0]] = images[images < np.uint64(n_features)].reshape(-1, n_features)
         return out
 
+    def node_sums(self, inputs: Any, node: Any, columns: Any, n_nodes: int) -> Any:
+        """Sum ``columns`` times ``inputs`` over the coalitions of each tree node.
+
+        The level sums of the oblivious-tree surrogate (:mod:`sklearn_shapq.estimators._oblivious_boosting`):
+        ``out[b, m, l, c, j] = Σ_s [node[b, m, s] = l] · inputs[b, s, j] · columns[b, m, s, c]``.
+
+        Parameters
+        ----------
+        inputs : float array of shape (B, n, w)
+            Shared by the M problems of a row (coalition masks as 0.0 / 1.0, and a column of ones).
+        node : int array of shape (B, M, n)
+            Node of each coalition in each problem, in 0 … n_nodes − 1.
+        columns : float array of shape (B, M, n, C)
+        n_nodes : int
+
+        Returns
+        -------
+        float array of shape (B, M, n_nodes, C, w)
+        """
+        xp = self.xp
+        rows, n, width = inputs.shape
+        problems, n_columns = columns.shape[1], columns.shape[3]
+        spread = (node[..., None] == xp.arange(n_nodes))[..., None] * columns[..., None, :]  # (B, M, n, L, C)
+        spread = spread.transpose(0, 2, 1, 3, 4).reshape(rows, n, -1)
+        sums = xp.matmul(inputs.transpose(0, 2, 1), spread)  # (B, w, M L C)
+        return sums.reshape(rows, width, problems, n_nodes, n_columns).transpose(0, 2, 3, 4, 1)
+
     def product_kernel_shapley(
         self,
         queries: Any,

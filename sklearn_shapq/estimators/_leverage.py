@@ -32,6 +32,7 @@ Design decisions
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
 from typing import Any
@@ -168,6 +169,26 @@ def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
     return sized_coalitions(draws, np.full(rows * n, t)).reshape(rows, n, d)
 
 
+@dataclass
+class _Design:
+    """The regression's design for B rows: what does not depend on the values.
+
+    Attributes
+    ----------
+    sizes : (B, 2P) coalition sizes; centred : (B, 2P, d) z − |S| / d; weighted : centred times the
+    kernel weight; members : the coalitions of each jackknife group (−1 first: classes listed whole);
+    full_normal : (B, d, d); normal : (B, G, d, d), the part of each group; xp : the array module.
+    """
+
+    sizes: Any
+    centred: Any
+    weighted: Any
+    members: list
+    full_normal: Any
+    normal: Any
+    xp: Any
+
+
 @register_estimator("leverage")
 class LeverageEstimator(ShapleyEstimator):
     """Sampler "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
@@ -187,7 +208,7 @@ class LeverageEstimator(ShapleyEstimator):
         """Below the minimum, or a row's regression larger than :data:`ROW_MAX_BYTES` (one output)."""
         reason = super().refusal(name, max_evals, n_players)
         n_evals = 2 * min((int(max_evals) - 2) // 2, 2 ** (n_players - 1) - 1)
-        if reason is None and _regression_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
+        if reason is None and cls.row_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
             reason = (
                 f"sampler {name!r} regresses on a row's {n_evals} coalitions of {n_players} features at once, "
                 f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a walking sampler "
@@ -206,8 +227,13 @@ class LeverageEstimator(ShapleyEstimator):
         return 2 + 2 * n_pairs
 
     def bytes_per_game(self, n_outputs: int) -> int:
-        """Masks and their floats, the values, and the jackknife's normal matrices."""
-        return _regression_bytes(self.n_evals - 2, self.n_players, n_outputs)
+        """Masks and their floats, the values, and the jackknife's normal matrices (:meth:`row_bytes`)."""
+        return self.row_bytes(self.n_evals - 2, self.n_players, n_outputs)
+
+    @staticmethod
+    def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
+        """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
+        return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
 
     def coalitions(self, keys: np.ndarray) -> np.ndarray:
         """Return the 2P coalitions of each row (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S)."""
@@ -219,40 +245,56 @@ class LeverageEstimator(ShapleyEstimator):
 
     def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
         """Solve every row's regression in one batched solve; jackknife standard errors."""
-        backend = game.backend
-        xp = backend.xp
+        masks, values, empty, total = self._evaluate(game, games, keys)
+        design = self._design(masks, game.backend.xp)
+        phi, stderr, _ = self._regress(design, values, empty, total)
+        return self._estimate(phi, stderr)
+
+    def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        """Return the rows' coalitions (B, 2P, d) and values (B, 2P, k), v(∅) and v(N) − v(∅) (B, k)."""
+        masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
+        values = game.grid(games, masks)
+        empty, full = game.empty_value[games], game.full_value[games]
+        return masks, values, empty, full - empty
+
+    def _design(self, masks: Any, xp: Any) -> _Design:
+        """Centred masks, their weights and the normal matrices of the pairs of each jackknife group."""
         d = self.n_players
-        masks = backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
-        values = game.grid(games, masks)  # (B, 2P, k)
-        empty, full = game.empty_value[games], game.full_value[games]  # (B, k)
-        total = full - empty
         z = masks.astype(xp.float64)
         sizes = z.sum(axis=2)  # (B, 2P)
-        targets = values - empty[:, None, :] - sizes[:, :, None] * total[:, None, :] / d
         centred = z - sizes[:, :, None] / d
         per_size = xp.asarray(self._coalitions_per_size(), dtype=xp.float64)
-        size_index = sizes.astype(xp.intp)
-        weights = 1.0 / (per_size[size_index] * sizes * (d - sizes))  # (B, 2P)
+        weights = 1.0 / (per_size[sizes.astype(xp.intp)] * sizes * (d - sizes))  # (B, 2P)
         weighted = centred * weights[:, :, None]
         group = self._jackknife_groups().repeat(2)  # per coalition; -1: a class listed whole (no sampling)
-        n_groups = int(group.max()) + 1
-        members = [xp.asarray(np.flatnonzero(group == g)) for g in range(-1, n_groups)]
+        members = [xp.asarray(np.flatnonzero(group == g)) for g in range(-1, int(group.max()) + 1)]
         normal = xp.stack(
             [xp.einsum("bmi,bmj->bij", weighted[:, m], centred[:, m]) for m in members], axis=1
         )  # (B, 1 + G, d, d): a loop over the few groups
-        right = xp.stack([xp.einsum("bmi,bmk->bik", weighted[:, m], targets[:, m]) for m in members], axis=1)
-        full_normal, full_right = normal.sum(axis=1), right.sum(axis=1)
-        normal, right = normal[:, 1:], right[:, 1:]
-        phi = self._solve(full_normal, full_right, xp) + total[:, None, :] / d
+        return _Design(sizes, centred, weighted, members, normal.sum(axis=1), normal[:, 1:], xp)
+
+    def _regress(self, design: _Design, values: Any, empty: Any, total: Any) -> tuple[Any, Any, Any]:
+        """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
+
+        The leave-out solutions are the regressions without group g's pairs, centred (φ − total / d).
+        """
+        xp, d = design.xp, self.n_players
+        targets = values - empty[:, None, :] - design.sizes[:, :, None] * total[:, None, :] / d
+        right = xp.stack([xp.einsum("bmi,bmk->bik", design.weighted[:, m], targets[:, m]) for m in design.members], 1)
+        full_right, right = right.sum(axis=1), right[:, 1:]
+        phi = self._solve(design.full_normal, full_right, xp) + total[:, None, :] / d
+        n_groups = right.shape[1]
         if self.exact:
-            stderr = xp.zeros(phi.shape)
-        elif n_groups < 2:
-            stderr = xp.full(phi.shape, xp.nan)
-        else:
-            leave_out = self._solve(full_normal[:, None] - normal, full_right[:, None] - right, xp)  # (B, G, d, k)
-            spread = ((leave_out - leave_out.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
-            stderr = xp.sqrt(spread * (n_groups - 1) / n_groups)
-        rows = int(masks.shape[0])
+            return phi, xp.zeros(phi.shape), None
+        if n_groups < 2:
+            return phi, xp.full(phi.shape, xp.nan), None
+        leave_out = self._solve(design.full_normal[:, None] - design.normal, full_right[:, None] - right, xp)
+        spread = ((leave_out - leave_out.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+        return phi, xp.sqrt(spread * (n_groups - 1) / n_groups), leave_out
+
+    def _estimate(self, phi: Any, stderr: Any) -> ShapleyEstimate:
+        """Return the estimate of B rows, with the jackknife's degrees of freedom."""
+        rows, n_groups = int(phi.shape[0]), int(self._jackknife_groups().max()) + 1
         dof = np.full(rows, np.inf if self.exact else max(n_groups - 1, 1), dtype=np.float64)
         return ShapleyEstimate(phi, stderr, dof, np.full(rows, self.n_evals, dtype=np.int64))
 
@@ -277,11 +319,6 @@ class LeverageEstimator(ShapleyEstimator):
         ridge = _RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
         system = normal + 1.0 / d + ridge * xp.eye(d)
         return xp.linalg.solve(system, right)
-
-
-def _regression_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
-    """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
-    return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
 
 
 @register_estimator("kernel")

@@ -33,10 +33,12 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
     ``sampler="auto"``, by measurement (``benchmarks/bench_accuracy.py`` and
     ``benchmarks/bench_permutation.py``; the table is in the user guide): exact when 2^d fits the
-    budget; else Leverage SHAP for d <= 100 and budgets from 3d (1.1-6x lower error than our best
-    permutation sampler at every measured d and budget) when its per-row regression fits in
-    memory; else orthogonal codes (never worse than antithetic pairs), or plain Monte Carlo when
-    the budget cannot pay for one pair of orderings. The kernel designs (sobol, herding, sbq) are
+    budget; else Leverage SHAP with the cross-fitted tree control variate ("leverage_cv") for
+    d <= 100 and budgets from 3d (Leverage SHAP had 1.1-6x lower error than our best permutation
+    sampler at every measured d and budget; the control variate 0.2-1.0x Leverage SHAP's) when its
+    per-row regression fits in memory (Leverage SHAP alone where only its regression fits);
+    else orthogonal codes (never worse than antithetic pairs), or plain Monte Carlo when the
+    budget cannot pay for one pair of orderings. The kernel designs (sobol, herding, sbq) are
     never chosen: at these budgets they measured worse than both. With d = 1 every sampler is
     exact (2 evaluations).
 
@@ -54,7 +56,7 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
     Examples
     --------
     >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 500, 30), resolve_sampler("auto", 2000, 120)
-    (('exact', 500), ('leverage', 500), ('orthogonal', 2000))
+    (('exact', 500), ('leverage_cv', 500), ('orthogonal', 2000))
     """
     if max_evals == "auto":
         budget = 2**d if sampler == "exact" and d <= MAX_ENUMERATED_PLAYERS else auto_max_evals(d)
@@ -76,13 +78,10 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
 def _auto_sampler(budget: int, d: int) -> str:
     if d <= MAX_ENUMERATED_PLAYERS and 2**d <= budget:
         return "exact"
-    leverage = SHAPLEY_ESTIMATORS["leverage"]
-    if (
-        d <= LEVERAGE_MAX_FEATURES
-        and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d
-        and leverage.refusal("leverage", budget, d) is None
-    ):
-        return "leverage"
+    if d <= LEVERAGE_MAX_FEATURES and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
+        for name in ("leverage_cv", "leverage"):  # the control variate's surrogates need more memory per row
+            if SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None:
+                return name
     if budget < PermutationWalkEstimator.minimum_evals("orthogonal", d):
         return "mc"
     return "orthogonal"

@@ -19,8 +19,8 @@ from sklearn_shapq.samplers import row_keys
 
 from game_helpers import interventional_game, pairwise_model, polynomial_setup, run_estimator, truth
 
-REGRESSIONS = ["leverage", "kernel"]
-"""The samplers that regress on complementary pairs (they differ in their sizes only)."""
+REGRESSIONS = ["leverage", "kernel", "leverage_cv"]
+"""The samplers that regress on complementary pairs (sizes differ; leverage_cv adds a control variate)."""
 
 
 @pytest.mark.parametrize("d", [2, 3, 6, 7, 12, 40])

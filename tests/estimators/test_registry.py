@@ -45,7 +45,7 @@ def _minimum_by_hand(name, d):
         return 2 + (d - 1)
     if name in ("owen", "owen_halved"):  # two runs of two grid points of d + 1 evaluations
         return 2 * 2 * (d + 1)
-    if name in ("leverage", "kernel"):  # v(∅), v(N) and a pair per jackknife group, or every pair there is
+    if name in ("leverage", "kernel", "leverage_cv"):  # v(∅), v(N) and a pair per jackknife group, or every pair there is
         return 2 + 2 * min(10, 2 ** (d - 1) - 1)
     assert name == "stratified"  # two phase-1 samples of 2 evaluations in each of the d² strata, half the budget
     return 8 * d * d
@@ -53,7 +53,7 @@ def _minimum_by_hand(name, d):
 
 def _budget(name, d):
     """A budget every estimator runs with on d players (a few units above its minimum; leverage: short of all pairs)."""
-    if name in ("leverage", "kernel"):
+    if name in ("leverage", "kernel", "leverage_cv"):
         return min(4 * _minimum_by_hand(name, d), 2 ** (d - 1) + 1)
     return max(4 * _minimum_by_hand(name, d), 60)
 
@@ -66,6 +66,7 @@ def test_registry_contents():
         "exact",
         "kernel",
         "leverage",
+        "leverage_cv",
         "owen",
         "owen_halved",
         "stratified",
@@ -80,7 +81,7 @@ def test_registry_contents():
     for cls in SHAPLEY_ESTIMATORS.values():
         assert issubclass(cls, ShapleyEstimator)
     efficient = {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.efficient}
-    assert efficient == set(ORDERING_SOURCES) | {"exact", "kernel", "leverage"}
+    assert efficient == set(ORDERING_SOURCES) | {"exact", "kernel", "leverage", "leverage_cv"}
     assert {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.supports_tol} == set(ORDERING_SOURCES)
 
 

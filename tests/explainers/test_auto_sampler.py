@@ -25,18 +25,19 @@ def test_auto_max_evals():
         ("auto", "auto", 5, ("exact", 500)),
         ("auto", 500, 8, ("exact", 500)),  # 2^8 <= 500
         ("auto", 2**30, 30, ("exact", 2**30)),
-        ("auto", 500, 9, ("leverage", 500)),  # Leverage SHAP: the lowest measured error
-        ("auto", 2 + 3000 * 15, 16, ("leverage", 2 + 3000 * 15)),
+        ("auto", 500, 9, ("leverage_cv", 500)),  # Leverage SHAP: the lowest measured error
+        ("auto", 2 + 1000 * 15, 16, ("leverage_cv", 2 + 1000 * 15)),
+        ("auto", 2 + 3000 * 15, 16, ("leverage", 2 + 3000 * 15)),  # the surrogates would outgrow 256 MiB per row
         ("auto", 2**16, 16, ("exact", 2**16)),
-        ("auto", 500, 30, ("leverage", 500)),
-        ("auto", 2000, LEVERAGE_MAX_FEATURES, ("leverage", 2000)),
+        ("auto", 500, 30, ("leverage_cv", 500)),
+        ("auto", 2000, LEVERAGE_MAX_FEATURES, ("leverage_cv", 2000)),
         ("auto", 2000, LEVERAGE_MAX_FEATURES + 1, ("orthogonal", 2000)),  # beyond the measured d
         ("auto", 10**7, 40, ("orthogonal", 10**7)),  # the regression would outgrow 256 MiB per row
-        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16, 16, ("leverage", 48)),
+        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16, 16, ("leverage_cv", 48)),
         ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16 - 1, 16, ("orthogonal", 47)),  # 2d: as many pairs as unknowns
         ("auto", 20, 9, ("orthogonal", 20)),
         ("auto", 20, 16, ("mc", 20)),  # below one pair of orderings (2 + 2 · 15)
-        ("auto", "auto", 100, ("leverage", 2 + 20 * 99)),
+        ("auto", "auto", 100, ("leverage_cv", 2 + 20 * 99)),
         ("auto", "auto", 120, ("orthogonal", 2 + 20 * 119)),
         ("mc", 2, 1, ("exact", 2)),  # one feature: every sampler is exact with 2 evaluations
         ("owen", "auto", 1, ("exact", 500)),
