@@ -45,7 +45,7 @@ def _minimum_by_hand(name, d):
         return 2 + (d - 1)
     if name in ("owen", "owen_halved"):  # two runs of two grid points of d + 1 evaluations
         return 2 * 2 * (d + 1)
-    if name in ("leverage", "kernel", "leverage_cv"):  # v(∅), v(N) and a pair per jackknife group, or every pair there is
+    if name in ("leverage", "kernel", "leverage_cv"):  # v(∅), v(N), a pair per jackknife group (or all)
         return 2 + 2 * min(10, 2 ** (d - 1) - 1)
     assert name == "stratified"  # two phase-1 samples of 2 evaluations in each of the d² strata, half the budget
     return 8 * d * d
