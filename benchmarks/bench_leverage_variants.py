@@ -1,15 +1,20 @@
-"""Benchmark: variants of Leverage SHAP that were tried and did not win (issue 13, user guide).
+"""Benchmark: variants of Leverage SHAP, the one that won and those that did not (issue 13, user guide).
 
 What is measured
 ----------------
 Relative RMSE against exact values (the problems and models of ``bench_accuracy.py``: 50
 background rows, 8 explained rows, mean over ``--seeds``) of Leverage SHAP as the package runs it
-and of two variants at the same evaluations per row:
+and of variants at the same evaluations per row:
+
+* ``leverage_cv``: the package's cross-fitted control variate (``sampler="leverage_cv"``: boosted
+  oblivious trees, 25 of depth 5 at rate 0.4, fitted on the other 9 of 10 folds of pairs, exact
+  Shapley values of the surrogate), and three settings of it: ``cv depth 3``, ``cv 5 folds`` and
+  ``cv 50 trees`` (rate 0.2);
 
 * ``balanced``: within each size class t, the coalitions are consecutive windows of t players of
   keyed random orderings (each round of ⌊d/t⌋ windows holds every player at most once), instead of
   draws without replacement;
-* ``crossfit``: a cross-fitted control variate: an xgboost surrogate (50 trees, depth 3) fitted on
+* ``crossfit halves``: an earlier cross-fitted control variate: an xgboost surrogate (50 trees, depth 3) fitted on
   the masks and values of one half of the pairs, its Shapley values exact by TreeSHAP on the masks,
   Leverage SHAP on the residual game with the other half; the halves swapped and averaged.
 
@@ -19,7 +24,7 @@ Rerun
 
     python benchmarks/bench_leverage_variants.py --problems synthetic8 svr_diabetes10 breast_cancer30 correlated60
 
-(about 15 minutes on 2 shared cores). Results: ``benchmarks/results/bench_leverage_variants.json``.
+(about 25 minutes on 2 shared cores). Results: ``benchmarks/results/bench_leverage_variants.json``.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ import shap
 import xgboost
 
 import sklearn_shapq.estimators._leverage as leverage_module
+import sklearn_shapq.estimators._leverage_control_variate as control_variate_module
 from sklearn_shapq.backends import CpuBackend
-from sklearn_shapq.estimators import LeverageEstimator
+from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, LeverageEstimator
+from sklearn_shapq.estimators._oblivious_boosting import BoostingSettings
 from sklearn_shapq.games import CallableGame, InterventionalGame, make_model_function
 from sklearn_shapq.samplers import keyed_uniforms, substream_keys
 
@@ -61,10 +68,23 @@ def windowed_classes(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
     return masks
 
 
-def plain(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
-    estimator = LeverageEstimator("leverage", budget, d, 0)
+def plain(value: Callable, d: int, budget: int, seed: int, sampler: str = "leverage") -> np.ndarray:
+    estimator = SHAPLEY_ESTIMATORS[sampler](sampler, budget, d, 0)
     keys = np.array([1000 + seed], dtype=np.uint64)
     return estimator.estimate(CallableGame(value, d), np.array([0]), keys).values[0, :, 0]
+
+
+def control_variate(surrogate: BoostingSettings | None = None, folds: int | None = None) -> Callable:
+    """``leverage_cv`` as the package runs it, or with other surrogate settings or folds (jackknife groups)."""
+
+    def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
+        defaults = control_variate_module.SURROGATE, leverage_module.JACKKNIFE_GROUPS
+        control_variate_module.SURROGATE = surrogate or defaults[0]
+        leverage_module.JACKKNIFE_GROUPS = folds or defaults[1]
+        try:
+            return plain(value, d, budget, seed, "leverage_cv")
+        finally:
+            control_variate_module.SURROGATE, leverage_module.JACKKNIFE_GROUPS = defaults
 
 
 def balanced(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
@@ -96,7 +116,15 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
     return phi
 
 
-VARIANTS = {"leverage": plain, "balanced": balanced, "crossfit": crossfit}
+VARIANTS = {
+    "leverage": plain,
+    "leverage_cv": control_variate(),
+    "cv depth 3": control_variate(BoostingSettings(n_trees=25, depth=3, learning_rate=0.4, l2=1.0)),
+    "cv 5 folds": control_variate(folds=5),
+    "cv 50 trees": control_variate(BoostingSettings(n_trees=50, depth=5, learning_rate=0.2, l2=1.0)),
+    "balanced": balanced,
+    "crossfit halves": crossfit,
+}
 
 
 def main() -> None:

@@ -254,7 +254,8 @@ class LeverageEstimator(ShapleyEstimator):
         """Return the rows' coalitions (B, 2P, d) and values (B, 2P, k), v(∅) and v(N) − v(∅) (B, k)."""
         masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
         values = game.grid(games, masks)
-        empty, full = game.empty_value[games], game.full_value[games]
+        on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices
+        empty, full = game.empty_value[on_device], game.full_value[on_device]
         return masks, values, empty, full - empty
 
     def _design(self, masks: Any, xp: Any) -> _Design:
