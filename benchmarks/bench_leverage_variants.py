@@ -86,6 +86,8 @@ def control_variate(surrogate: BoostingSettings | None = None, folds: int | None
         finally:
             control_variate_module.SURROGATE, leverage_module.JACKKNIFE_GROUPS = defaults
 
+    return run
+
 
 def balanced(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
     leverage_module.class_coalitions = windowed_classes

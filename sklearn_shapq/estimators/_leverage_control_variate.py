@@ -52,7 +52,24 @@ surrogates fixed, though each was fitted on the left-out pairs too; its 95% inte
 
 @register_estimator("leverage_cv")
 class LeverageControlVariateEstimator(LeverageEstimator):
-    """Sampler "leverage_cv": Leverage SHAP on the game minus a cross-fitted tree surrogate, plus its exact values."""
+    """Sampler "leverage_cv": Leverage SHAP on the game minus a cross-fitted tree surrogate, plus its exact values.
+
+    The coalitions, budget and refusals are Leverage SHAP's (:class:`LeverageEstimator`); the
+    surrogates cost no model evaluations. See the module's design decisions.
+
+    Examples
+    --------
+    >>> from sklearn_shapq.games import CallableGame
+    >>> def value(masks):  # an interaction of order 3 and a main effect
+    ...     return (masks[:, 0] & masks[:, 1] & masks[:, 2]) * 3.0 + masks[:, 3]
+    >>> keys, exact = np.array([7], dtype=np.uint64), np.r_[1.0, 1.0, 1.0, 1.0, np.zeros(6)]
+    >>> plain = LeverageEstimator("leverage", 200, 10, 0)
+    >>> for estimator in (plain, LeverageControlVariateEstimator("leverage_cv", 200, 10, 0)):
+    ...     phi = estimator.estimate(CallableGame(value, 10), np.array([0]), keys).values[0, :, 0]
+    ...     print(estimator.name, round(float(np.abs(phi - exact).max()), 3), round(float(phi.sum()), 12))
+    leverage 0.136 4.0
+    leverage_cv 0.016 4.0
+    """
 
     @staticmethod
     def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
