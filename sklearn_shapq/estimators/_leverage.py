@@ -290,8 +290,7 @@ class LeverageEstimator(ShapleyEstimator):
         if n_groups < 2:
             return phi, xp.full(phi.shape, xp.nan), None
         leave_out = self._solve(design.full_normal[:, None] - design.normal, full_right[:, None] - right, xp)
-        spread = ((leave_out - leave_out.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
-        return phi, xp.sqrt(spread * (n_groups - 1) / n_groups), leave_out
+        return phi, jackknife_stderr(leave_out, xp), leave_out
 
     def _estimate(self, phi: Any, stderr: Any) -> ShapleyEstimate:
         """Return the estimate of B rows, with the jackknife's degrees of freedom."""
@@ -320,6 +319,13 @@ class LeverageEstimator(ShapleyEstimator):
         ridge = _RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
         system = normal + 1.0 / d + ridge * xp.eye(d)
         return xp.linalg.solve(system, right)
+
+
+def jackknife_stderr(replicates: Any, xp: Any) -> Any:
+    """Grouped-jackknife standard errors of leave-one-group-out replicates (B, G, d, k): (B, d, k)."""
+    n_groups = replicates.shape[1]
+    spread = ((replicates - replicates.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    return xp.sqrt(spread * (n_groups - 1) / n_groups)
 
 
 @register_estimator("kernel")

@@ -134,7 +134,8 @@ def fit_oblivious_boosting(
             zeros = sums[..., -width.shape[2] :] - ones
             sums = xp.stack([zeros, ones], axis=3).reshape(rows, problems, 2 ** (level + 1), 2, width.shape[2])
             node = 2 * node + bit
-        values = settings.learning_rate * sums[..., 0, 0] / (sums[..., 1, 0] + settings.l2)  # (B, M, 2^D)
+        weight = sums[..., 1, 0] + settings.l2
+        values = settings.learning_rate * sums[..., 0, 0] / (weight + (weight == 0))  # (B, M, 2^D); empty: 0
         leaves[tree] = values
         predictions += xp.take_along_axis(values, node, axis=2)
     return ObliviousEnsemble(players, leaves, predictions.transpose(0, 2, 1))
