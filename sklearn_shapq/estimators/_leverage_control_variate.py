@@ -98,7 +98,7 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         phi, stderr, leave_out = self._regress(design, values, empty, total)
         if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
             return self._estimate(phi, stderr)
-        correction, fold_phi = self._surrogates(masks, values, total, design.centred, leave_out, game.backend)
+        correction, fold_phi = self._surrogates(masks, values, total, design, leave_out, game.backend)
         surrogate_phi = fold_phi.mean(axis=1)  # φ(f̄), (B, d, k)
         phi, _, residual_replicates = self._regress(
             design, values - correction, empty, total - surrogate_phi.sum(axis=1)
@@ -109,15 +109,15 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(replicates, xp))
 
     def _surrogates(
-        self, masks: Any, values: Any, total: Any, centred: Any, leave_out: Any, backend: Any
+        self, masks: Any, values: Any, total: Any, design: Any, leave_out: Any, backend: Any
     ) -> tuple[Any, Any]:
         """Each coalition's correction f_g(S) (B, 2P, k) and the exact values φ(h_g) of each fold (B, G, d, k)."""
         xp = backend.xp
         rows, n_coalitions, d = masks.shape
         n_outputs, n_folds = values.shape[2], leave_out.shape[1]
-        sizes = masks.sum(axis=2)[:, :, None]
+        sizes = design.sizes[:, :, None]
         odd_targets = _odd_part(values, xp) - (2 * sizes - d) * total[:, None, :] / (2 * d)
-        fitted = xp.einsum("bci,bgik->bckg", centred, leave_out)  # the out-of-fold linear fits, (B, 2P, k, G)
+        fitted = xp.einsum("bci,bgik->bckg", design.centred, leave_out)  # the out-of-fold linear fits, (B, 2P, k, G)
         residuals = (odd_targets[..., None] - fitted).reshape(rows, n_coalitions, n_outputs * n_folds)
         group = xp.asarray(self._jackknife_groups().repeat(2))  # fold of each coalition; -1: listed whole
         training = (group[:, None] != xp.arange(n_folds)).astype(xp.float64)  # (2P, G)
