@@ -15,6 +15,7 @@ import numpy as np
 import scipy.special
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
+from sklearn_shapq.backends._oblivious_fit import fit_oblivious_array
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
 
 PAIR_BLOCK_BYTES = 128 * 2**20
@@ -148,32 +149,36 @@ class ArrayBackend:
             out[start : start + block.shape[0]] = images[images < np.uint64(n_features)].reshape(-1, n_features)
         return out
 
-    def node_sums(self, inputs: Any, node: Any, columns: Any, n_nodes: int) -> Any:
-        """Sum ``columns`` times ``inputs`` over the coalitions of each tree node.
+    def fit_oblivious_trees(
+        self, masks: Any, targets: Any, weights: Any, n_trees: int, depth: int, learning_rate: float, l2: float
+    ) -> tuple[Any, Any, Any]:
+        """Fit boosted oblivious trees by squared loss to the targets of B × M problems on coalition masks.
 
-        The level sums of the oblivious-tree surrogate (:mod:`sklearn_shapq.estimators._oblivious_boosting`):
-        ``out[b, m, l, c, j] = Σ_s [node[b, m, s] = l] · inputs[b, s, j] · columns[b, m, s, c]``.
+        The surrogate of :mod:`sklearn_shapq.estimators._oblivious_boosting`; the fit is described in
+        :mod:`sklearn_shapq.backends._oblivious_fit`. Here as array code on ``xp``.
 
         Parameters
         ----------
-        inputs : float array of shape (B, n, w)
-            Shared by the M problems of a row (coalition masks as 0.0 / 1.0, and a column of ones).
-        node : int array of shape (B, M, n)
-            Node of each coalition in each problem, in 0 … n_nodes − 1.
-        columns : float array of shape (B, M, n, C)
-        n_nodes : int
+        masks : bool array of shape (B, n, d)
+            The coalitions of each row, shared by the row's M problems.
+        targets : float array of shape (B, n, M)
+        weights : float array of shape (B, n, M)
+            Training weight of each coalition in each problem (0: held out; it is still predicted).
+        n_trees, depth : int
+            Boosting rounds and levels per tree (``depth`` at most d).
+        learning_rate, l2 : float
+            Shrinkage of the leaf values and λ, their ridge.
 
         Returns
         -------
-        float array of shape (B, M, n_nodes, C, w)
+        players : int array of shape (n_trees, B, M, depth)
+            The player each level of each tree splits on.
+        leaves : float array of shape (n_trees, B, M, 2^depth)
+            Leaf values; leaf index ``Σ_l bit_l 2^(depth − 1 − l)``, bit_l = 1 when level l's player is in S.
+        predictions : float array of shape (B, n, M)
+            The ensemble at each row's coalitions.
         """
-        xp = self.xp
-        rows, n, width = inputs.shape
-        problems, n_columns = columns.shape[1], columns.shape[3]
-        spread = (node[..., None] == xp.arange(n_nodes))[..., None] * columns[..., None, :]  # (B, M, n, L, C)
-        spread = spread.transpose(0, 2, 1, 3, 4).reshape(rows, n, -1)
-        sums = xp.matmul(inputs.transpose(0, 2, 1), spread)  # (B, w, M L C)
-        return sums.reshape(rows, width, problems, n_nodes, n_columns).transpose(0, 2, 3, 4, 1)
+        return fit_oblivious_array(masks, targets, weights, n_trees, depth, learning_rate, l2, self.xp)
 
     def product_kernel_shapley(
         self,

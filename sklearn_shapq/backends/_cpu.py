@@ -7,6 +7,7 @@ import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
+from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
@@ -25,23 +26,6 @@ def _masked_rows_kernel(
         for n in range(n_background):
             for j in range(d):
                 out[base + n, j] = x[p, j] if masks[p, j] else background[n, j]
-
-
-@numba.njit(nogil=True, cache=True)
-def _node_sums_kernel(
-    inputs: np.ndarray, node: np.ndarray, columns: np.ndarray, out: np.ndarray, start: int, stop: int
-) -> None:  # pragma: no cover - numba
-    n, width = inputs.shape[1], inputs.shape[2]
-    problems, n_columns = node.shape[1], columns.shape[3]
-    for item in range(start, stop):  # one (row, problem) per item: each writes its own out[b, m]
-        b, m = item // problems, item % problems
-        for s in range(n):
-            leaf = node[b, m, s]
-            for c in range(n_columns):
-                value = columns[b, m, s, c]
-                if value != 0.0:
-                    for j in range(width):
-                        out[b, m, leaf, c, j] += value * inputs[b, s, j]
 
 
 # Work below which another thread is not worth its start-up (tens of microseconds): about
@@ -104,32 +88,31 @@ class CpuBackend(ArrayBackend):
         run_ranges(rows, keys.shape[0], min_rows)
         return out
 
-    def node_sums(self, inputs: np.ndarray, node: np.ndarray, columns: np.ndarray, n_nodes: int) -> np.ndarray:
-        """Sum ``columns`` times ``inputs`` by tree node, by a numba kernel on threads.
+    def fit_oblivious_trees(
+        self,
+        masks: np.ndarray,
+        targets: np.ndarray,
+        weights: np.ndarray,
+        n_trees: int,
+        depth: int,
+        learning_rate: float,
+        l2: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fit boosted oblivious trees by a numba kernel on threads, one (row, problem) per item.
 
-        See :meth:`ArrayBackend.node_sums`; equal up to the order of the additions.
+        See :meth:`ArrayBackend.fit_oblivious_trees`; equal up to the order of the additions.
 
         Examples
         --------
         >>> rng = np.random.default_rng(0)
-        >>> inputs, node = (rng.random((2, 9, 4)) < 0.5).astype(float), rng.integers(0, 4, (2, 3, 9))
-        >>> columns = rng.normal(size=(2, 3, 9, 2))
-        >>> twin = ArrayBackend(np).node_sums(inputs, node, columns, 4)
-        >>> bool(np.allclose(CpuBackend().node_sums(inputs, node, columns, 4), twin))
+        >>> masks, targets = rng.random((2, 30, 6)) < 0.5, rng.normal(size=(2, 30, 3))
+        >>> weights = (rng.random((2, 30, 3)) < 0.8).astype(float)
+        >>> fit = CpuBackend().fit_oblivious_trees(masks, targets, weights, 4, 3, 0.5, 1.0)
+        >>> twin = ArrayBackend(np).fit_oblivious_trees(masks, targets, weights, 4, 3, 0.5, 1.0)
+        >>> bool((fit[0] == twin[0]).all()) and bool(np.allclose(fit[2], twin[2]))
         True
         """
-        rows, n, width = inputs.shape
-        problems, n_columns = columns.shape[1], columns.shape[3]
-        out = np.zeros((rows, problems, n_nodes, n_columns, width))
-        arrays = (
-            np.ascontiguousarray(inputs, dtype=np.float64),
-            np.ascontiguousarray(node, dtype=np.intp),
-            np.ascontiguousarray(columns, dtype=np.float64),
-            out,
-        )
-        min_items = _MIN_THREAD_ELEMENTS // max(1, n * width * n_columns)
-        run_ranges(lambda start, stop: _node_sums_kernel(*arrays, start, stop), rows * problems, min_items)
-        return out
+        return fit_oblivious_numba(masks, targets, weights, n_trees, depth, learning_rate, l2)
 
     def product_kernel_shapley(
         self,

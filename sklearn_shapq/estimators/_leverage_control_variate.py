@@ -24,8 +24,10 @@ Design decisions
 * **Estimate.** φ = φ_LS(v − f) + φ(f̄): Leverage SHAP of the corrected values with total
   v(N) − v(∅) − Σ φ(f̄), plus the surrogate's exact values. Efficiency stays exact.
 * **Cost.** No model evaluations; :data:`SURROGATE`'s trees per fold and output, about
-  2P · (d + 1) · 1500 multiply-adds per row on the CPU (two columns, ten folds, 25 trees, three
-  passes over the coalitions per tree with the histogram subtraction).
+  600 · 2P · d additions per row and output on the CPU (ten folds of 25 trees; per tree, each
+  coalition adds its gradient and weight to its node for the players it holds, at the root and,
+  with the histogram subtraction, at half the coalitions on each lower level). On shap's
+  reference setup (d = 16, 500 evaluations) that was 3% of the explain call, the model 95%.
 * **Standard errors.** A jackknife over the folds: without fold g, its pairs leave the regression
   and its surrogate the mean f̄; widened by :data:`STDERR_WIDENING` (the other folds' surrogates,
   fitted on g's pairs too, are held fixed).
@@ -85,7 +87,7 @@ class LeverageControlVariateEstimator(LeverageEstimator):
 
     @staticmethod
     def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
-        """Leverage SHAP's, and the surrogates' targets, weights and fits (and one-hot node sums on the array path)."""
+        """Leverage SHAP's, and the surrogates' targets, weights and fits (the array path's one-hot node sums)."""
         problems = n_outputs * JACKKNIFE_GROUPS
         surrogate = 8 * n_coalitions * problems * (2 ** (SURROGATE.depth + 1) + 16) + 8 * n_coalitions * (d + 1)
         return LeverageEstimator.row_bytes(n_coalitions, d, n_outputs) + surrogate

@@ -10,17 +10,10 @@ Design decisions
 ----------------
 * **Batched.** One fit serves B × M problems: B explained rows, each with its own coalitions
   (n, d), and M problems per row (outputs × folds) that share the row's coalitions but have their
-  own targets and 0/1 training weights. Gradient and count sums of every (node, player) of every
-  problem are one batched matrix product per level, ``masksᵀ @ (one-hot(node) · gradient)``, on
-  the backend's array module (numpy or cupy, one code path).
-* **Splits.** Squared loss; a level takes the unused player of largest gain
-  ``Σ_nodes G² / (H + λ)`` (XGBoost's gain, Chen & Guestrin 2016); leaves move by
-  ``rate · G / (H + λ)``. No row or column subsampling: the fit is deterministic.
-* **Cost.** A level sums only the coalitions that go to the right children (with the level's
-  player) and takes the left children as the parent's sums less those (LightGBM's histogram
-  subtraction). Per tree and row, about 2 · n · (d + 1) · M · (1 + (D − 1) / 2) multiply-adds on
-  the CPU (a numba kernel adds each coalition to its node); the array path spends one-hot matrix
-  products, 2^(l + 1) n (d + 1) M at level l, with n · M · 2^D floats of one-hot spread.
+  own targets and 0/1 training weights.
+* **On the backend.** The fit is the backend's :meth:`~sklearn_shapq.backends.ArrayBackend.fit_oblivious_trees`:
+  a numba kernel per (row, problem) on the CPU, batched array code on cupy (and the twins in CI);
+  :mod:`sklearn_shapq.backends._oblivious_fit` has the splits, the gains and the costs.
 """
 
 from __future__ import annotations
@@ -88,7 +81,7 @@ def fit_oblivious_boosting(
         Training weight of each coalition in each problem (0: held out; it is still predicted).
     settings : BoostingSettings
     backend : ArrayBackend
-        Where the arrays live, and its level sums (:meth:`~sklearn_shapq.backends.ArrayBackend.node_sums`).
+        Where the arrays live, and its fit (:meth:`~sklearn_shapq.backends.ArrayBackend.fit_oblivious_trees`).
 
     Returns
     -------
@@ -104,47 +97,11 @@ def fit_oblivious_boosting(
     >>> np.round(fit.predictions[0, :, 0], 6).tolist()
     [0.0, 2.0, 1.0, 3.0]
     """
-    xp = backend.xp
-    rows, n, d = masks.shape
-    problems = targets.shape[2]
-    depth = min(settings.depth, d)
-    by_player = xp.ascontiguousarray(masks.transpose(0, 2, 1))  # (B, d, n): a player's column, contiguous
-    inputs = xp.concatenate([masks, xp.ones((rows, n, 1), dtype=bool)], axis=2).astype(xp.float64)
-    targets, weights = targets.transpose(0, 2, 1), weights.transpose(0, 2, 1)  # (B, M, n): problem-major
-    predictions = xp.zeros(targets.shape, dtype=xp.float64)
-    players = xp.zeros((settings.n_trees, rows, problems, depth), dtype=xp.intp)
-    leaves = xp.zeros((settings.n_trees, rows, problems, 2**depth), dtype=xp.float64)
-    row_index = xp.arange(rows)[:, None]
-    for tree in range(settings.n_trees):  # boosting rounds and levels: a loop over the few trees and levels
-        columns = xp.stack([(targets - predictions) * weights, weights], axis=-1)  # gradient and weight
-        node = xp.zeros(targets.shape, dtype=xp.intp)
-        used = xp.zeros((rows, problems, d), dtype=bool)
-        sums = backend.node_sums(inputs, node, columns, 1)  # (B, M, nodes, 2, d + 1): the root
-        for level in range(depth):
-            inside, outside = sums[..., :d], sums[..., d:] - sums[..., :d]
-            gain = (_leaf_gain(inside, settings.l2) + _leaf_gain(outside, settings.l2)).sum(axis=2)  # (B, M, d)
-            chosen = xp.argmax(xp.where(used, -xp.inf, gain), axis=2)  # (B, M)
-            used |= xp.arange(d) == chosen[..., None]
-            players[tree, :, :, level] = chosen
-            bit = by_player[row_index, chosen]  # (B, M, n)
-            width = inputs if level < depth - 1 else inputs[..., d:]  # the leaves need the totals only
-            # children 2l + 1 sum the coalitions of parent l with the player (the kernel skips the
-            # zeroed rest); children 2l are the parent's sums less those
-            ones = backend.node_sums(width, node, columns * bit[..., None], 2**level)
-            zeros = sums[..., -width.shape[2] :] - ones
-            sums = xp.stack([zeros, ones], axis=3).reshape(rows, problems, 2 ** (level + 1), 2, width.shape[2])
-            node = 2 * node + bit
-        weight = sums[..., 1, 0] + settings.l2
-        values = settings.learning_rate * sums[..., 0, 0] / (weight + (weight == 0))  # (B, M, 2^D); empty: 0
-        leaves[tree] = values
-        predictions += xp.take_along_axis(values, node, axis=2)
-    return ObliviousEnsemble(players, leaves, predictions.transpose(0, 2, 1))
-
-
-def _leaf_gain(sums: Any, l2: float) -> Any:
-    """G² / (H + λ) of gradient and weight sums (axis −2), 0 where a side is empty."""
-    gradient, weight = sums[..., 0, :], sums[..., 1, :]
-    return gradient**2 / (weight + l2 + (weight + l2 == 0))
+    depth = min(settings.depth, masks.shape[2])
+    players, leaves, predictions = backend.fit_oblivious_trees(
+        masks, targets, weights, settings.n_trees, depth, settings.learning_rate, settings.l2
+    )
+    return ObliviousEnsemble(players, leaves, predictions)
 
 
 def oblivious_shapley(ensemble: ObliviousEnsemble, n_players: int, xp: Any = np) -> Any:

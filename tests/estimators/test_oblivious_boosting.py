@@ -1,4 +1,4 @@
-"""Boosted oblivious trees on coalition masks: the fit, its level sums, and exact Shapley values against brute force."""
+"""Boosted oblivious trees on coalition masks: the fit on both backends, exact Shapley values against brute force."""
 
 import itertools
 
@@ -55,20 +55,6 @@ def test_shapley_values_of_an_ensemble_equal_brute_force(d, depth, n_trees):
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
-def test_node_sums_equal_a_direct_loop(backend):
-    rng = np.random.default_rng(1)
-    rows, n, width, problems, n_nodes = 2, 11, 5, 3, 4
-    inputs = rng.random((rows, n, width))
-    node = rng.integers(0, n_nodes, (rows, problems, n))
-    columns = rng.normal(size=(rows, problems, n, 2))
-    columns[0, 1, :4] = 0.0  # held-out coalitions
-    expected = np.zeros((rows, problems, n_nodes, 2, width))
-    for b, m, s in itertools.product(range(rows), range(problems), range(n)):
-        expected[b, m, node[b, m, s]] += columns[b, m, s][:, None] * inputs[b, s][None, :]
-    np.testing.assert_allclose(backend.node_sums(inputs, node, columns, n_nodes), expected, atol=1e-12)
-
-
-@pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
 def test_predictions_are_the_fitted_ensemble_and_held_out_targets_do_not_move_it(backend):
     rng = np.random.default_rng(2)
     d, rows, problems = 6, 2, 3
@@ -111,3 +97,15 @@ def test_the_numba_fit_equals_the_array_twin_and_runs_on_cupys_rules():
     np.testing.assert_allclose(strict.to_numpy(twin_fit.predictions), numba_fit.predictions, atol=1e-12)
     phi = oblivious_shapley(twin_fit, 9, strict.xp)
     np.testing.assert_allclose(strict.to_numpy(phi), oblivious_shapley(numba_fit, 9), atol=1e-12)
+
+
+def test_the_numba_fit_split_over_threads_equals_the_array_twin():
+    rng = np.random.default_rng(4)
+    masks = rng.random((4, 200, 10)) < 0.5
+    targets, weights = rng.normal(size=(4, 200, 8)), (rng.random((4, 200, 8)) < 0.9).astype(float)
+    settings = BoostingSettings(n_trees=10, depth=4, learning_rate=0.3, l2=1.0)
+    numba_fit = fit_oblivious_boosting(masks, targets, weights, settings, CpuBackend())  # 32 items on threads
+    twin_fit = fit_oblivious_boosting(masks, targets, weights, settings, ArrayBackend(np))
+    np.testing.assert_array_equal(numba_fit.players, twin_fit.players)
+    np.testing.assert_allclose(numba_fit.leaves, twin_fit.leaves, atol=1e-12)
+    np.testing.assert_allclose(numba_fit.predictions, twin_fit.predictions, atol=1e-12)
