@@ -102,8 +102,8 @@ def problems() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
     def diabetes10() -> tuple[np.ndarray, np.ndarray]:
         return load_diabetes(return_X_y=True)
 
-    def synthetic16() -> tuple[np.ndarray, np.ndarray]:
-        return make_friedman1(1000, 16, noise=0.5, random_state=0)
+    def friedman(d: int) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+        return lambda: make_friedman1(1000, d, noise=0.5, random_state=0)
 
     return {
         "synthetic8": synthetic8,
@@ -112,7 +112,10 @@ def problems() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
         "correlated100": correlated(100),
         "svr_diabetes10": diabetes10,
         "diabetes10": diabetes10,
-        "synthetic16": synthetic16,
+        "synthetic16": friedman(16),
+        "synthetic6": friedman(6),  # these three: the small budgets of bench_leverage_variants.py
+        "synthetic12": friedman(12),
+        "synthetic20": friedman(20),
     }
 
 

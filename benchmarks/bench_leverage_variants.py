@@ -25,6 +25,16 @@ Rerun
     python benchmarks/bench_leverage_variants.py --problems synthetic8 svr_diabetes10 breast_cancer30 correlated60
 
 (about 25 minutes on 2 shared cores). Results: ``benchmarks/results/bench_leverage_variants.json``.
+
+::
+
+    python benchmarks/bench_leverage_variants.py --small-budgets
+
+(about 10 minutes): at 3d-10d evaluations on d = 6-30 (friedman1 at d = 6, 8, 12, 16, 20; diabetes
+with xgboost and with the SVR at d = 10; breast cancer at d = 30), 5 seeds, Leverage SHAP's and
+KernelSHAP's sizes ("kernel"), each with the control variate ("leverage_cv", "kernel_cv"), and the
+control variate's earlier floor of 30 sampled pairs: the rule of ``sampler="auto"`` below 30 pairs.
+Results: ``benchmarks/results/bench_leverage_variants_small.json``.
 """
 
 from __future__ import annotations
@@ -74,17 +84,32 @@ def plain(value: Callable, d: int, budget: int, seed: int, sampler: str = "lever
     return estimator.estimate(CallableGame(value, d), np.array([0]), keys).values[0, :, 0]
 
 
-def control_variate(surrogate: BoostingSettings | None = None, folds: int | None = None) -> Callable:
-    """``leverage_cv`` as the package runs it, or with other surrogate settings or folds (jackknife groups)."""
+def control_variate(
+    surrogate: BoostingSettings | None = None,
+    folds: int | None = None,
+    min_sampled_pairs: int | None = None,
+    sampler: str = "leverage_cv",
+) -> Callable:
+    """``leverage_cv`` (or ``kernel_cv``) as the package runs it, or with other surrogate settings, folds
+    (jackknife groups) or fewest sampled pairs."""
 
     def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
-        defaults = control_variate_module.SURROGATE, leverage_module.JACKKNIFE_GROUPS
+        defaults = (
+            control_variate_module.SURROGATE,
+            leverage_module.JACKKNIFE_GROUPS,
+            control_variate_module.MIN_SAMPLED_PAIRS,
+        )
         control_variate_module.SURROGATE = surrogate or defaults[0]
         leverage_module.JACKKNIFE_GROUPS = folds or defaults[1]
+        control_variate_module.MIN_SAMPLED_PAIRS = min_sampled_pairs or defaults[2]
         try:
-            return plain(value, d, budget, seed, "leverage_cv")
+            return plain(value, d, budget, seed, sampler)
         finally:
-            control_variate_module.SURROGATE, leverage_module.JACKKNIFE_GROUPS = defaults
+            (
+                control_variate_module.SURROGATE,
+                leverage_module.JACKKNIFE_GROUPS,
+                control_variate_module.MIN_SAMPLED_PAIRS,
+            ) = defaults
 
     return run
 
@@ -129,12 +154,42 @@ VARIANTS = {
 }
 
 
+SMALL_BUDGET_VARIANTS = {
+    "leverage": plain,
+    "kernel": lambda value, d, budget, seed: plain(value, d, budget, seed, "kernel"),
+    "leverage_cv": control_variate(),
+    "kernel_cv": control_variate(sampler="kernel_cv"),
+    "leverage_cv from 30 pairs": control_variate(min_sampled_pairs=30),
+}
+"""``--small-budgets``: the two size designs, with and without the control variate, and its earlier floor."""
+
+SMALL_BUDGET_PROBLEMS = [
+    "synthetic6",
+    "synthetic8",
+    "diabetes10",
+    "svr_diabetes10",
+    "synthetic12",
+    "synthetic16",
+    "synthetic20",
+    "breast_cancer30",
+]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", nargs="*", default=["synthetic8", "svr_diabetes10", "breast_cancer30"])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20])
+    parser.add_argument(
+        "--small-budgets",
+        action="store_true",
+        help="the size designs at 3d-10d on d = 6-30, 5 seeds (bench_leverage_variants_small.json)",
+    )
     args = parser.parse_args()
+    variants = VARIANTS
+    if args.small_budgets:
+        variants, args.problems, args.seeds = SMALL_BUDGET_VARIANTS, SMALL_BUDGET_PROBLEMS, 5
+        args.budgets_per_feature = [3, 4, 5, 6, 8, 10]
     warnings.simplefilter("ignore")
     results = []
     for name in args.problems:
@@ -145,8 +200,11 @@ def main() -> None:
         games = [InterventionalGame(function, background, rows[r : r + 1]) for r in range(rows.shape[0])]
         values = [lambda m, g=g: g(m, np.zeros(len(m), np.intp))[:, 0] for g in games]
         for per_feature in args.budgets_per_feature:
-            line = {"problem": name, "d": d, "budget": per_feature * d}
-            for variant, run in VARIANTS.items():
+            budget = per_feature * d
+            if budget >= 2**d or budget < LeverageEstimator.minimum_evals("leverage", d):
+                continue
+            line = {"problem": name, "d": d, "budget": budget}
+            for variant, run in variants.items():
                 errors = [
                     np.sqrt(np.mean((np.array([run(v, d, per_feature * d, s) for v in values]) - truth) ** 2)) / scale
                     for s in range(args.seeds)
@@ -154,11 +212,11 @@ def main() -> None:
                 line[variant] = float(np.mean(errors))
             print(
                 f"{name:16s} B={line['budget']:5d}  "
-                + "  ".join(f"{v} {line[v]:.4f} ({line[v] / line['leverage']:.2f}x)" for v in VARIANTS),
+                + "  ".join(f"{v} {line[v]:.4f} ({line[v] / line['leverage']:.2f}x)" for v in variants),
                 flush=True,
             )
             results.append(line)
-    path = bench_accuracy.RESULTS / "bench_leverage_variants.json"
+    path = bench_accuracy.RESULTS / f"bench_leverage_variants{'_small' if args.small_budgets else ''}.json"
     path.write_text(json.dumps({"settings": vars(args), "results": results}, indent=2))
     print(f"wrote {path}")
 

@@ -15,12 +15,17 @@ Design decisions
   them (:mod:`._oblivious_boosting`). The odd surrogate f_g(S) = (h_g(S) − h_g(N ∖ S)) / 2 has
   φ(f_g) = φ(h_g), exact. The pairs of fold g are corrected by f_g, which never saw them; pairs of
   classes listed whole (no sample) by the mean f̄ of the folds.
-* **Bias.** With independent draws the folds are independent and the estimate is unbiased. Leverage
-  SHAP draws a class's pairs without replacement, so fold g's pairs are never f_g's training
-  pairs, where f_g fits best: a bias remains that grows with the share of a class that is drawn.
-  Measured on a tanh + order-4 + exp game (300 draws): at most 0.4x the estimate's RMSE at d = 8
-  (0.23-0.63x Leverage SHAP's RMSE), negligible at d = 10; at d = 5, where the budget draws most
-  of the 15 pairs, it made the error 1.2-3x Leverage SHAP's. Hence :data:`MIN_SAMPLED_PAIRS`.
+* **Draws without replacement.** Leverage SHAP draws a class's pairs without replacement, so
+  fold g's pairs are a sample of the class less the other folds' pairs, which are f_g's training
+  pairs, where f_g fits best: corrected by f_g alone, a bias remained that grew with the share π_t
+  = n_t / C_t of class t that is drawn (at d = 8, 0.3-0.6x the estimate's RMSE). The
+  finite-population correction: the class's sum is the other folds' known part plus (1 − π_t)
+  times an estimate of the rest, so a pair of class t is corrected by
+  (1 − π_t) f_g(S) + π_t f̄(S). With π_t = 0 (independent draws) that is cross-fitting, with
+  π_t = 1 (the class listed whole) the mean surrogate. Measured on a tanh + order-4 + exp game
+  (300 draws, d = 8-10): the mean error is then no larger than Leverage SHAP's own (the
+  regression's ratio bias), and the RMSE fell too (0.26 → 0.15x Leverage SHAP's at d = 8, 220
+  evaluations).
 * **Estimate.** φ = φ_LS(v − f) + φ(f̄): Leverage SHAP of the corrected values with total
   v(N) − v(∅) − Σ φ(f̄), plus the surrogate's exact values. Efficiency stays exact.
 * **Cost.** No model evaluations; :data:`SURROGATE`'s trees per fold and output, about
@@ -28,9 +33,11 @@ Design decisions
   :mod:`sklearn_shapq.backends._oblivious_fit`). On shap's reference setup (d = 16, 500
   evaluations) that was 3% of the explain call, the model 95%; with a cheap model at d = 100
   (xgboost of 100 trees of depth 4, 50 background rows, 5,000 evaluations) 25%.
-* **Standard errors.** A jackknife over the folds: without fold g, its pairs leave the regression
-  and its surrogate the mean f̄; widened by :data:`STDERR_WIDENING` (the other folds' surrogates,
-  fitted on g's pairs too, are held fixed).
+* **Standard errors.** A jackknife over the folds of the plain cross-fitted estimate (each sampled
+  pair corrected by f_g alone, whose error is the larger): without fold g, its pairs leave the
+  regression and its surrogate the mean f̄; widened by :data:`STDERR_WIDENING` (the other folds'
+  surrogates, fitted on g's pairs too, are held fixed). The corrected estimate's own jackknife
+  would see the π_t f̄ part, fitted on every pair, and its intervals covered 0.90-0.92.
 """
 
 from __future__ import annotations
@@ -39,7 +46,14 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.estimators._leverage import JACKKNIFE_GROUPS, LeverageEstimator, jackknife_stderr
+from sklearn_shapq.estimators._leverage import (
+    ENUMERATED_CLASS_SIZE,
+    JACKKNIFE_GROUPS,
+    LeverageEstimator,
+    class_capacities,
+    jackknife_stderr,
+    shapley_kernel_sizes,
+)
 from sklearn_shapq.estimators._oblivious_boosting import (
     BoostingSettings,
     fit_oblivious_boosting,
@@ -52,10 +66,10 @@ SURROGATE = BoostingSettings(n_trees=25, depth=5, learning_rate=0.4, l2=1.0)
 at rate 0.2 had 0.91-1.04x this error at twice the fitting time, depth 3 had 0.90-2.7x, and 5
 folds instead of 10 had 0.99-1.12x."""
 
-MIN_SAMPLED_PAIRS = 30
-"""Fewest sampled pairs (3 per fold) for the control variate; below, the estimate is Leverage SHAP's.
-Each surrogate would learn from a handful of pairs, and the draws without replacement would cover
-most of the small classes (the bias above)."""
+MIN_SAMPLED_PAIRS = 10
+"""Fewest sampled pairs (one per fold) for the control variate; below, the estimate is the plain
+regression's. From 10 to 30 sampled pairs it had 0.68-1.00x Leverage SHAP's error on the problems of
+``benchmarks/bench_accuracy.py`` at d = 6-20 (``benchmarks/bench_leverage_variants.py --small-budgets``)."""
 
 STDERR_WIDENING = 1.25
 """Factor on the jackknife standard errors. The jackknife over folds holds the other folds'
@@ -82,7 +96,7 @@ class LeverageControlVariateEstimator(LeverageEstimator):
     ...     phi = estimator.estimate(CallableGame(value, 10), np.array([0]), keys).values[0, :, 0]
     ...     print(estimator.name, round(float(np.abs(phi - exact).max()), 3), round(float(phi.sum()), 12))
     leverage 0.136 4.0
-    leverage_cv 0.016 4.0
+    leverage_cv 0.013 4.0
     """
 
     @staticmethod
@@ -100,20 +114,22 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         phi, stderr, leave_out = self._regress(design, values, empty, total)
         if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
             return self._estimate(phi, stderr)
-        correction, fold_phi = self._surrogates(masks, values, total, design, leave_out, game.backend)
+        own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, design, leave_out, game.backend)
         surrogate_phi = fold_phi.mean(axis=1)  # φ(f̄), (B, d, k)
-        phi, _, residual_replicates = self._regress(
-            design, values - correction, empty, total - surrogate_phi.sum(axis=1)
-        )
+        residual_total = total - surrogate_phi.sum(axis=1)
+        drawn = xp.asarray(self._drawn_fraction().repeat(2))[None, :, None]  # π of each coalition's class
+        phi, _, _ = self._regress(design, values - (1 - drawn) * own_fold - drawn * mean_fold, empty, residual_total)
+        # jackknife over the folds of the cross-fitted estimate (each pair corrected by its own fold's
+        # surrogate): without fold g, its pairs and its surrogate (f̄ of the other folds)
+        _, _, residual_replicates = self._regress(design, values - own_fold, empty, residual_total)
         n_folds = fold_phi.shape[1]
-        # jackknife over the folds: without fold g, its pairs and its surrogate (f̄ of the other folds)
         replicates = residual_replicates + (n_folds * surrogate_phi[:, None] - fold_phi) / (n_folds - 1)
         return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(replicates, xp))
 
     def _surrogates(
         self, masks: Any, values: Any, total: Any, design: Any, leave_out: Any, backend: Any
-    ) -> tuple[Any, Any]:
-        """Each coalition's correction f_g(S) (B, 2P, k) and the exact values φ(h_g) of each fold (B, G, d, k)."""
+    ) -> tuple[Any, Any, Any]:
+        """Per coalition f_g(S) of its fold (f̄ for classes listed whole) and f̄(S), (B, 2P, k); φ(h_g), (B, G, d, k)."""
         xp = backend.xp
         rows, n_coalitions, d = masks.shape
         n_outputs, n_folds = values.shape[2], leave_out.shape[1]
@@ -128,10 +144,34 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         ensemble = fit_oblivious_boosting(masks, residuals, weights, SURROGATE, backend)
         odd_fit = _odd_part(ensemble.predictions, xp).reshape(rows, n_coalitions, n_outputs, n_folds)
         fold_index = xp.broadcast_to(xp.maximum(group, 0)[None, :, None, None], (rows, n_coalitions, n_outputs, 1))
-        own_fold = xp.take_along_axis(odd_fit, fold_index, axis=3)[..., 0]
-        correction = xp.where(group[None, :, None] >= 0, own_fold, odd_fit.mean(axis=3))
+        mean_fold = odd_fit.mean(axis=3)
+        own_fold = xp.where(
+            group[None, :, None] >= 0, xp.take_along_axis(odd_fit, fold_index, axis=3)[..., 0], mean_fold
+        )
         fold_phi = oblivious_shapley(ensemble, d, xp).reshape(rows, n_outputs, n_folds, d)
-        return correction, fold_phi.transpose(0, 2, 3, 1)
+        return own_fold, mean_fold, fold_phi.transpose(0, 2, 3, 1)
+
+    def _drawn_fraction(self) -> np.ndarray:
+        """π of each pair: the share of its class's pairs the rows evaluate when they draw them without replacement.
+
+        1 for classes listed whole, n_t / C_t for classes drawn without replacement, 0 for classes
+        drawn independently (above :data:`~sklearn_shapq.estimators._leverage.ENUMERATED_CLASS_SIZE`).
+        """
+        capacity = class_capacities(self.n_players)
+        without_replacement = (capacity <= ENUMERATED_CLASS_SIZE) | (self.pairs == capacity)
+        return np.repeat(np.where(without_replacement, self.pairs / capacity, 0.0), self.pairs)
+
+
+@register_estimator("kernel_cv")
+class KernelShapControlVariateEstimator(LeverageControlVariateEstimator):
+    """Sampler "kernel_cv": the control variate of "leverage_cv" on paired KernelSHAP's coalitions (kernel sizes).
+
+    With few pairs the kernel's sizes, which put most coalitions at sizes 1 and d − 1 (often listed
+    whole), had lower error than Leverage SHAP's; ``sampler="auto"`` uses this estimator below 30
+    pairs (:mod:`sklearn_shapq.explainers._auto_sampler`).
+    """
+
+    size_weights = staticmethod(shapley_kernel_sizes)  # KernelShapEstimator's
 
 
 def _odd_part(values: Any, xp: Any) -> Any:

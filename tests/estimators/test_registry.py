@@ -17,7 +17,9 @@ from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.estimators import (
     SHAPLEY_ESTIMATORS,
     ExactEstimator,
+    KernelShapControlVariateEstimator,
     KernelShapEstimator,
+    LeverageControlVariateEstimator,
     LeverageEstimator,
     OwenEstimator,
     PermutationWalkEstimator,
@@ -32,6 +34,7 @@ from game_helpers import CountingModel, interventional_game, run_estimator
 
 NAMES = sorted(SHAPLEY_ESTIMATORS)
 CORNER_FREE = ("owen", "owen_halved", "stratified")
+REGRESSIONS = ("leverage", "kernel", "leverage_cv", "kernel_cv")
 """Estimators that send every coalition, ∅ and N included, through the game (no cached corners)."""
 
 
@@ -45,7 +48,7 @@ def _minimum_by_hand(name, d):
         return 2 + (d - 1)
     if name in ("owen", "owen_halved"):  # two runs of two grid points of d + 1 evaluations
         return 2 * 2 * (d + 1)
-    if name in ("leverage", "kernel", "leverage_cv"):  # v(∅), v(N), a pair per jackknife group (or all)
+    if name in REGRESSIONS:  # v(∅), v(N), a pair per jackknife group (or all)
         return 2 + 2 * min(10, 2 ** (d - 1) - 1)
     assert name == "stratified"  # two phase-1 samples of 2 evaluations in each of the d² strata, half the budget
     return 8 * d * d
@@ -53,7 +56,7 @@ def _minimum_by_hand(name, d):
 
 def _budget(name, d):
     """A budget every estimator runs with on d players (a few units above its minimum; leverage: short of all pairs)."""
-    if name in ("leverage", "kernel", "leverage_cv"):
+    if name in REGRESSIONS:
         return min(4 * _minimum_by_hand(name, d), 2 ** (d - 1) + 1)
     return max(4 * _minimum_by_hand(name, d), 60)
 
@@ -65,6 +68,7 @@ def test_registry_contents():
     assert set(SHAPLEY_ESTIMATORS) == set(ORDERING_SOURCES) | {
         "exact",
         "kernel",
+        "kernel_cv",
         "leverage",
         "leverage_cv",
         "owen",
@@ -78,10 +82,12 @@ def test_registry_contents():
     assert SHAPLEY_ESTIMATORS["stratified"] is StratifiedEstimator
     assert SHAPLEY_ESTIMATORS["leverage"] is LeverageEstimator
     assert SHAPLEY_ESTIMATORS["kernel"] is KernelShapEstimator
+    assert SHAPLEY_ESTIMATORS["leverage_cv"] is LeverageControlVariateEstimator
+    assert SHAPLEY_ESTIMATORS["kernel_cv"] is KernelShapControlVariateEstimator
     for cls in SHAPLEY_ESTIMATORS.values():
         assert issubclass(cls, ShapleyEstimator)
     efficient = {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.efficient}
-    assert efficient == set(ORDERING_SOURCES) | {"exact", "kernel", "leverage", "leverage_cv"}
+    assert efficient == set(ORDERING_SOURCES) | {"exact", *REGRESSIONS}
     assert {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.supports_tol} == set(ORDERING_SOURCES)
 
 
