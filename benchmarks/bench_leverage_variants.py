@@ -32,8 +32,8 @@ Rerun
 
 (about 10 minutes): at 3d-10d evaluations on d = 6-30 (friedman1 at d = 6, 8, 12, 16, 20; diabetes
 with xgboost and with the SVR at d = 10; breast cancer at d = 30), 5 seeds, Leverage SHAP's and
-KernelSHAP's sizes ("kernel"), each with the control variate ("leverage_cv", "kernel_cv"), and the
-control variate's earlier floor of 30 sampled pairs: the rule of ``sampler="auto"`` below 30 pairs.
+KernelSHAP's sizes ("kernel"), each with the control variate ("leverage_cv", "kernel sizes cv"), and
+the control variate's earlier floor of 30 sampled pairs.
 Results: ``benchmarks/results/bench_leverage_variants_small.json``.
 """
 
@@ -88,12 +88,13 @@ def control_variate(
     surrogate: BoostingSettings | None = None,
     folds: int | None = None,
     min_sampled_pairs: int | None = None,
-    sampler: str = "leverage_cv",
+    kernel_sizes: bool = False,
 ) -> Callable:
-    """``leverage_cv`` (or ``kernel_cv``) as the package runs it, or with other surrogate settings, folds
-    (jackknife groups) or fewest sampled pairs."""
+    """``leverage_cv`` as the package runs it, or with other surrogate settings, folds (jackknife
+    groups), fewest sampled pairs, or on KernelSHAP's sizes (those of ``sampler="kernel"``)."""
 
     def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
+        estimator = control_variate_module.LeverageControlVariateEstimator
         defaults = (
             control_variate_module.SURROGATE,
             leverage_module.JACKKNIFE_GROUPS,
@@ -102,14 +103,18 @@ def control_variate(
         control_variate_module.SURROGATE = surrogate or defaults[0]
         leverage_module.JACKKNIFE_GROUPS = folds or defaults[1]
         control_variate_module.MIN_SAMPLED_PAIRS = min_sampled_pairs or defaults[2]
+        if kernel_sizes:
+            estimator.size_weights = staticmethod(leverage_module.shapley_kernel_sizes)
         try:
-            return plain(value, d, budget, seed, sampler)
+            return plain(value, d, budget, seed, "leverage_cv")
         finally:
             (
                 control_variate_module.SURROGATE,
                 leverage_module.JACKKNIFE_GROUPS,
                 control_variate_module.MIN_SAMPLED_PAIRS,
             ) = defaults
+            if kernel_sizes:
+                del estimator.size_weights  # Leverage SHAP's again
 
     return run
 
@@ -158,7 +163,7 @@ SMALL_BUDGET_VARIANTS = {
     "leverage": plain,
     "kernel": lambda value, d, budget, seed: plain(value, d, budget, seed, "kernel"),
     "leverage_cv": control_variate(),
-    "kernel_cv": control_variate(sampler="kernel_cv"),
+    "kernel sizes cv": control_variate(kernel_sizes=True),
     "leverage_cv from 30 pairs": control_variate(min_sampled_pairs=30),
 }
 """``--small-budgets``: the two size designs, with and without the control variate, and its earlier floor."""

@@ -9,10 +9,7 @@ Importing this package registers them all.
 from sklearn_shapq.estimators import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
 from sklearn_shapq.estimators._exact import ExactEstimator, exact_shapley
 from sklearn_shapq.estimators._leverage import KernelShapEstimator, LeverageEstimator, leverage_pairs
-from sklearn_shapq.estimators._leverage_control_variate import (
-    KernelShapControlVariateEstimator,
-    LeverageControlVariateEstimator,
-)
+from sklearn_shapq.estimators._leverage_control_variate import LeverageControlVariateEstimator
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
 from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
@@ -44,7 +41,6 @@ __all__ = [
     "TOPK_ESTIMATORS",
     "ExactEstimator",
     "KernelShapEstimator",
-    "KernelShapControlVariateEstimator",
     "LeverageControlVariateEstimator",
     "LeverageEstimator",
     "LeverageTopK",

@@ -52,7 +52,6 @@ from sklearn_shapq.estimators._leverage import (
     LeverageEstimator,
     class_capacities,
     jackknife_stderr,
-    shapley_kernel_sizes,
 )
 from sklearn_shapq.estimators._oblivious_boosting import (
     BoostingSettings,
@@ -160,18 +159,6 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         capacity = class_capacities(self.n_players)
         without_replacement = (capacity <= ENUMERATED_CLASS_SIZE) | (self.pairs == capacity)
         return np.repeat(np.where(without_replacement, self.pairs / capacity, 0.0), self.pairs)
-
-
-@register_estimator("kernel_cv")
-class KernelShapControlVariateEstimator(LeverageControlVariateEstimator):
-    """Sampler "kernel_cv": the control variate of "leverage_cv" on paired KernelSHAP's coalitions (kernel sizes).
-
-    With few pairs the kernel's sizes, which put most coalitions at sizes 1 and d − 1 (often listed
-    whole), had lower error than Leverage SHAP's; ``sampler="auto"`` uses this estimator below 30
-    pairs (:mod:`sklearn_shapq.explainers._auto_sampler`).
-    """
-
-    size_weights = staticmethod(shapley_kernel_sizes)  # KernelShapEstimator's
 
 
 def _odd_part(values: Any, xp: Any) -> Any:

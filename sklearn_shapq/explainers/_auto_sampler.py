@@ -22,14 +22,6 @@ orthogonal's error at 3d, but 7x at 2d, where its regression has about as many p
 (``benchmarks/bench_permutation.py --quick --sampler ... --budgets 33 48 64 80``)."""
 
 
-KERNEL_SIZES_MAX_PAIRS = 30
-"""Below 30 complementary pairs (62 evaluations) ``sampler="auto"`` takes KernelSHAP's sizes with the
-control variate ("kernel_cv") instead of Leverage SHAP's ("leverage_cv"): on the problems of
-``benchmarks/bench_accuracy.py`` at d = 6-20 it had 0.71-1.15x the error of "leverage_cv" there
-(0.88x in the median), from 30 pairs 0.97-1.5x (``benchmarks/bench_leverage_variants.py
---small-budgets``)."""
-
-
 def auto_max_evals(d: int) -> int:
     """Default budget: max(500, 2 + 20 (d − 1)), i.e. shap's default 500 or ten antithetic pairs."""
     return max(500, 2 + 20 * (d - 1))
@@ -43,9 +35,8 @@ def resolve_sampler(sampler: str, max_evals: int | str, d: int) -> tuple[str, in
     ``benchmarks/bench_permutation.py``; the table is in the user guide): exact when 2^d fits the
     budget; else Leverage SHAP with the cross-fitted tree control variate ("leverage_cv") for
     d <= 100 and budgets from 3d (Leverage SHAP had 1.1-6x lower error than our best permutation
-    sampler at every measured d and budget; the control variate 0.2-1.0x Leverage SHAP's), on
-    KernelSHAP's sizes ("kernel_cv") below 30 pairs, when its per-row regression fits in memory
-    (Leverage SHAP alone where only its regression fits);
+    sampler at every measured d and budget; the control variate 0.2-1.0x Leverage SHAP's) when its
+    per-row regression fits in memory (Leverage SHAP alone where only its regression fits);
     else orthogonal codes (never worse than antithetic pairs), or plain Monte Carlo when the
     budget cannot pay for one pair of orderings. The kernel designs (sobol, herding, sbq) are
     never chosen: at these budgets they measured worse than both. With d = 1 every sampler is
@@ -88,8 +79,7 @@ def _auto_sampler(budget: int, d: int) -> str:
     if d <= MAX_ENUMERATED_PLAYERS and 2**d <= budget:
         return "exact"
     if d <= LEVERAGE_MAX_FEATURES and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
-        with_surrogate = "kernel_cv" if (budget - 2) // 2 < KERNEL_SIZES_MAX_PAIRS else "leverage_cv"
-        for name in (with_surrogate, "leverage"):  # the control variate's surrogates need more memory per row
+        for name in ("leverage_cv", "leverage"):  # the control variate's surrogates need more memory per row
             if SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None:
                 return name
     if budget < PermutationWalkEstimator.minimum_evals("orthogonal", d):

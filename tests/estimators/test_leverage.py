@@ -23,7 +23,7 @@ from brute_force import brute_force_shapley
 from game_helpers import interventional_game, pairwise_model, polynomial_setup, run_estimator, truth
 from strict_twin import StrictBackend
 
-REGRESSIONS = ["leverage", "kernel", "leverage_cv", "kernel_cv"]
+REGRESSIONS = ["leverage", "kernel", "leverage_cv"]
 """The samplers that regress on complementary pairs (sizes differ; leverage_cv adds a control variate)."""
 
 

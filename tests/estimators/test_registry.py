@@ -17,7 +17,6 @@ from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.estimators import (
     SHAPLEY_ESTIMATORS,
     ExactEstimator,
-    KernelShapControlVariateEstimator,
     KernelShapEstimator,
     LeverageControlVariateEstimator,
     LeverageEstimator,
@@ -34,7 +33,7 @@ from game_helpers import CountingModel, interventional_game, run_estimator
 
 NAMES = sorted(SHAPLEY_ESTIMATORS)
 CORNER_FREE = ("owen", "owen_halved", "stratified")
-REGRESSIONS = ("leverage", "kernel", "leverage_cv", "kernel_cv")
+REGRESSIONS = ("leverage", "kernel", "leverage_cv")
 """Estimators that send every coalition, ∅ and N included, through the game (no cached corners)."""
 
 
@@ -68,7 +67,6 @@ def test_registry_contents():
     assert set(SHAPLEY_ESTIMATORS) == set(ORDERING_SOURCES) | {
         "exact",
         "kernel",
-        "kernel_cv",
         "leverage",
         "leverage_cv",
         "owen",
@@ -83,7 +81,6 @@ def test_registry_contents():
     assert SHAPLEY_ESTIMATORS["leverage"] is LeverageEstimator
     assert SHAPLEY_ESTIMATORS["kernel"] is KernelShapEstimator
     assert SHAPLEY_ESTIMATORS["leverage_cv"] is LeverageControlVariateEstimator
-    assert SHAPLEY_ESTIMATORS["kernel_cv"] is KernelShapControlVariateEstimator
     for cls in SHAPLEY_ESTIMATORS.values():
         assert issubclass(cls, ShapleyEstimator)
     efficient = {name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.efficient}

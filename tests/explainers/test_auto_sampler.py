@@ -4,7 +4,6 @@ import pytest
 
 from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 from sklearn_shapq.explainers._auto_sampler import (
-    KERNEL_SIZES_MAX_PAIRS,
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
     auto_max_evals,
@@ -34,9 +33,7 @@ def test_auto_max_evals():
         ("auto", 2000, LEVERAGE_MAX_FEATURES, ("leverage_cv", 2000)),
         ("auto", 2000, LEVERAGE_MAX_FEATURES + 1, ("orthogonal", 2000)),  # beyond the measured d
         ("auto", 10**7, 40, ("orthogonal", 10**7)),  # the regression would outgrow 256 MiB per row
-        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16, 16, ("kernel_cv", 48)),  # below 30 pairs: kernel sizes
-        ("auto", 2 + 2 * KERNEL_SIZES_MAX_PAIRS - 1, 16, ("kernel_cv", 61)),
-        ("auto", 2 + 2 * KERNEL_SIZES_MAX_PAIRS, 16, ("leverage_cv", 62)),
+        ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16, 16, ("leverage_cv", 48)),
         ("auto", LEVERAGE_MIN_EVALS_PER_FEATURE * 16 - 1, 16, ("orthogonal", 47)),  # 2d: as many pairs as unknowns
         ("auto", 20, 9, ("orthogonal", 20)),
         ("auto", 20, 16, ("mc", 20)),  # below one pair of orderings (2 + 2 · 15)
