@@ -8,7 +8,7 @@ Both fits do the same arithmetic, in a different order of the additions:
 
 * **Splits.** Squared loss; a level takes the unused player of largest gain
   ``Σ_nodes G² / (H + λ)`` over both children (XGBoost's gain, Chen & Guestrin 2016), the first
-  such player on ties; leaves move by ``rate · G / (H + λ)`` (0 for an empty leaf with λ = 0). No
+  such player on ties; leaves move by ``rate · G / (H + λ)`` (0 for an empty leaf with λ = 0 and 0/1 weights). No
   row or column subsampling: the fit is deterministic.
 * **Histogram subtraction.** A level sums only the coalitions that go to the right children (with
   the level's player) and takes the left children as the parent's sums less those (LightGBM's).
@@ -132,7 +132,7 @@ def fit_oblivious_numba(
     predictions = np.zeros((rows, problems, n), dtype=np.float64)
     outputs = (players, leaves, predictions)
     settings = (n_trees, depth, float(learning_rate), float(l2))
-    additions_per_item = n_trees * (int(counts.mean()) + 1) * n * (depth + 1) // rows
+    additions_per_item = n_trees * (int(counts.mean()) + 1) * n * (depth + 1)  # of one (row, problem)
     run_ranges(
         lambda start, stop: _fit_kernel(*arrays, *settings, *outputs, start, stop),
         rows * problems,
@@ -230,7 +230,7 @@ def _fit_kernel(
                         g_out, h_out = total_g[now, k] - g_in, total_h[now, k] - h_in + l2
                         h_in += l2
                         gain += g_in * g_in / (h_in + (h_in == 0.0)) + g_out * g_out / (h_out + (h_out == 0.0))
-                    if gain > best_gain:
+                    if best < 0 or gain > best_gain:  # the first unused player when every gain is NaN
                         best, best_gain = j, gain
                 used[best] = True
                 players[b, m, tree, level] = best

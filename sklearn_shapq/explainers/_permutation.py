@@ -80,11 +80,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           lower error than the permutation samplers at 5d-20d evaluations (d = 8 and 30).
         - "leverage_cv": Leverage SHAP on the game minus a cross-fitted surrogate (boosted
           oblivious trees fitted on the evaluated coalitions, 10 folds) plus the surrogate's exact
-          Shapley values; no extra model evaluations, still exactly efficient; a small bias where
-          most of a size class is drawn (user guide). From 30 sampled pairs; with fewer it is
-          Leverage SHAP. Measured 0.2-1.0x Leverage SHAP's error (benchmarks/bench_accuracy.py);
-          the fit costs about 2P · d · 1500 multiply-adds per row for P pairs, which shows next
-          to cheap models.
+          Shapley values, with a finite-population correction for the draws without replacement;
+          no extra model evaluations, still exactly efficient. From 10 sampled pairs; with fewer it
+          is Leverage SHAP. Measured 0.2-1.0x Leverage SHAP's error (benchmarks/bench_accuracy.py);
+          the fit costs about 300 · 2P · d additions per row for P pairs, which shows next to
+          cheap models at large d.
         - "kernel": paired KernelSHAP, Leverage SHAP's regression with sizes drawn by the Shapley
           kernel (the baseline users know from shap).
         - Baselines: "owen", "owen_halved" (Owen's multilinear extension on a q-grid, plain or

@@ -212,9 +212,9 @@ def test_the_control_variate_adds_no_bias_when_the_draws_cover_most_of_a_class()
 def test_below_10_sampled_pairs_the_control_variate_is_the_plain_regression():
     f, background, X = polynomial_setup(8, 5, order=4, n_rows=2)
     game = interventional_game(f, background, X)
-    plain, _ = run_estimator("leverage", game, 26, seed=2)
-    adjusted, estimator = run_estimator("leverage_cv", game, 26, seed=2)
-    assert estimator.sampled_pairs.sum() == 7  # class 1 listed whole, 7 of the 10 pairs of class 2
+    plain, _ = run_estimator("leverage", game, 30, seed=2)
+    adjusted, estimator = run_estimator("leverage_cv", game, 30, seed=2)
+    assert estimator.sampled_pairs.sum() == 9  # class 1 listed whole, 9 of the 10 pairs of class 2
     np.testing.assert_array_equal(adjusted.values, plain.values)
     np.testing.assert_array_equal(adjusted.stderr, plain.stderr)
     f, background, X = polynomial_setup(8, 8, order=4, n_rows=2)

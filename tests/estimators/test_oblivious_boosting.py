@@ -5,7 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
+import sklearn_shapq.backends._oblivious_fit as oblivious_fit
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
+from sklearn_shapq.backends._threads import run_ranges
 from sklearn_shapq.estimators._oblivious_boosting import (
     BoostingSettings,
     ObliviousEnsemble,
@@ -99,12 +101,16 @@ def test_the_numba_fit_equals_the_array_twin_and_runs_on_cupys_rules():
     np.testing.assert_allclose(strict.to_numpy(phi), oblivious_shapley(numba_fit, 9), atol=1e-12)
 
 
-def test_the_numba_fit_split_over_threads_equals_the_array_twin():
+def test_the_numba_fit_split_over_threads_equals_the_array_twin(monkeypatch):
+    monkeypatch.setattr(oblivious_fit, "_MIN_THREAD_ADDITIONS", 0)  # every item worth a thread
+    calls = []
+    monkeypatch.setattr(oblivious_fit, "run_ranges", lambda *args: calls.append(args) or run_ranges(*args))
     rng = np.random.default_rng(4)
     masks = rng.random((4, 200, 10)) < 0.5
     targets, weights = rng.normal(size=(4, 200, 8)), (rng.random((4, 200, 8)) < 0.9).astype(float)
     settings = BoostingSettings(n_trees=10, depth=4, learning_rate=0.3, l2=1.0)
     numba_fit = fit_oblivious_boosting(masks, targets, weights, settings, CpuBackend())  # 32 items on threads
+    assert [args[1:] for args in calls] == [(32, 0)]
     twin_fit = fit_oblivious_boosting(masks, targets, weights, settings, ArrayBackend(np))
     np.testing.assert_array_equal(numba_fit.players, twin_fit.players)
     np.testing.assert_allclose(numba_fit.leaves, twin_fit.leaves, atol=1e-12)

@@ -33,8 +33,8 @@ from game_helpers import CountingModel, interventional_game, run_estimator
 
 NAMES = sorted(SHAPLEY_ESTIMATORS)
 CORNER_FREE = ("owen", "owen_halved", "stratified")
-REGRESSIONS = ("leverage", "kernel", "leverage_cv")
 """Estimators that send every coalition, ∅ and N included, through the game (no cached corners)."""
+REGRESSIONS = ("leverage", "kernel", "leverage_cv")
 
 
 def _minimum_by_hand(name, d):
