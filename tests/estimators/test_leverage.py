@@ -209,6 +209,20 @@ def test_the_control_variate_adds_no_bias_when_the_draws_cover_most_of_a_class()
     assert bias < 0.4 * rmse
 
 
+def test_the_drawn_share_of_each_pair_is_that_of_its_class():
+    """π of the finite-population correction: 1 for classes listed whole, n_t / C_t for classes
+    drawn without replacement, 0 for classes drawn independently (above 2^14 pairs)."""
+    estimator = SHAPLEY_ESTIMATORS["leverage_cv"]("leverage_cv", 602, 20, 0)
+    capacity = [comb(20, t) for t in range(1, 11)]
+    capacity[-1] //= 2  # class d/2 holds the coalitions with player 0
+    expected = []
+    for t, n in enumerate(estimator.pairs, start=1):
+        share = 1.0 if n == capacity[t - 1] else (n / capacity[t - 1] if capacity[t - 1] <= 2**14 else 0.0)
+        expected += [share] * int(n)
+    np.testing.assert_allclose(estimator._drawn_fraction(), expected)
+    assert {0.0, 1.0} <= set(expected) and any(0 < share < 1 for share in expected)
+
+
 def test_below_10_sampled_pairs_the_control_variate_is_the_plain_regression():
     f, background, X = polynomial_setup(8, 5, order=4, n_rows=2)
     game = interventional_game(f, background, X)
