@@ -72,7 +72,7 @@ folds instead of 10 had 0.99-1.12x."""
 
 MIN_SAMPLED_PAIRS = 10
 """Fewest sampled pairs (one per fold) for the control variate; below, the estimate is the plain
-regression's. From 10 to 30 sampled pairs it had 0.68-1.00x Leverage SHAP's error on the problems of
+regression's. From 10 to 30 sampled pairs it had 0.68-1.01x Leverage SHAP's error on the problems of
 ``benchmarks/bench_accuracy.py`` at d = 6-20 (``benchmarks/bench_leverage_variants.py --small-budgets``)."""
 
 STDERR_WIDENING = 1.25
