@@ -122,10 +122,18 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         surrogate_phi = fold_phi.mean(axis=1)  # φ(f̄), (B, d, k)
         residual_total = total - surrogate_phi.sum(axis=1)
         drawn = xp.asarray(self._drawn_fraction().repeat(2))[None, :, None]  # π of each coalition's class
-        phi, _, _ = self._regress(design, values - (1 - drawn) * own_fold - drawn * mean_fold, empty, residual_total)
-        # jackknife over the folds of the cross-fitted estimate (each pair corrected by its own fold's
-        # surrogate): without fold g, its pairs and its surrogate (f̄ of the other folds)
-        _, _, residual_replicates = self._regress(design, values - own_fold, empty, residual_total)
+        corrected = values - (1 - drawn) * own_fold - drawn * mean_fold
+        # one regression for both: the corrected values (the estimate) and the cross-fitted ones (each
+        # pair corrected by its own fold's surrogate), whose jackknife over the folds gives the errors:
+        # without fold g, its pairs and its surrogate (f̄ of the other folds)
+        both, _, leave_out_both = self._regress(
+            design,
+            xp.concatenate([corrected, values - own_fold], axis=2),
+            xp.concatenate([empty, empty], axis=1),
+            xp.concatenate([residual_total, residual_total], axis=1),
+        )
+        n_outputs = values.shape[2]
+        phi, residual_replicates = both[..., :n_outputs], leave_out_both[..., n_outputs:]
         n_folds = fold_phi.shape[1]
         replicates = residual_replicates + (n_folds * surrogate_phi[:, None] - fold_phi) / (n_folds - 1)
         return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(replicates, xp))
