@@ -141,8 +141,8 @@ def _listed_class(d: int, t: int) -> np.ndarray:
 def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
     """Return the coalitions S of ``n`` pairs of class t for each row key: (B, n, d) bool.
 
-    Whole class when ``n`` is its capacity; else distinct draws (listed classes) or independent
-    draws (large classes), keyed by (row key, t).
+    Whole class when ``n`` is its capacity; else distinct draws (listed classes, in the order of
+    their keyed uniforms) or independent draws (large classes), keyed by (row key, t).
 
     Examples
     --------
@@ -162,7 +162,10 @@ def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
             return np.broadcast_to(listed, (rows, n, d))
         draws = keyed_uniforms(class_keys, np.broadcast_to(np.arange(listed.shape[0]), (rows, listed.shape[0])))
         chosen = np.argpartition(draws, n - 1, axis=1)[:, :n]
-        return listed[np.sort(chosen, axis=1)]
+        # in the order of their draws, so that the jackknife groups (round-robin over the pairs) are
+        # a random partition of the drawn pairs, not a systematic sample of the listing
+        order = np.argsort(np.take_along_axis(draws, chosen, axis=1), axis=1, kind="stable")
+        return listed[np.take_along_axis(chosen, order, axis=1)]
     draws = keyed_uniforms(class_keys, np.arange(n * d).reshape(1, n * d).repeat(rows, 0)).reshape(rows * n, d)
     if 2 * t == d:
         draws[:, 0] = -1.0  # player 0 always in S: complements never collide

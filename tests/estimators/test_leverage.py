@@ -76,6 +76,20 @@ def test_class_draws_have_the_class_size_and_no_repeated_pair(d, t, n):
     assert not np.array_equal(sets[0], sets[1])  # rows draw their own
 
 
+def test_drawn_pairs_come_in_random_order_so_that_the_jackknife_groups_are_a_random_partition():
+    """The groups take the pairs round-robin; in listing order, the first listed coalition would
+    always open its row's draws (group 0). In the order of the draws its place is uniform."""
+    d, t, n, rows = 8, 2, 10, 4000
+    sets = class_coalitions(row_keys(0, np.arange(float(rows))[:, None]), d, t, n)
+    first_listed = sets[:, :, 0] & sets[:, :, 1]  # {0, 1}, the first coalition of the class's listing
+    drawn = first_listed.any(axis=1)
+    places = np.argmax(first_listed[drawn], axis=1)
+    assert drawn.mean() == pytest.approx(n / comb(d, t), abs=0.03)
+    counts = np.bincount(places, minlength=n)
+    expected = drawn.sum() / n
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))  # uniform over the n places
+
+
 @pytest.mark.parametrize("d", [3, 4, 5, 6])
 @pytest.mark.parametrize("sampler", REGRESSIONS)
 def test_every_pair_gives_the_exact_values(sampler, d):
