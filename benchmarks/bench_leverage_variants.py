@@ -35,6 +35,14 @@ with xgboost and with the SVR at d = 10; breast cancer at d = 30), 5 seeds, Leve
 KernelSHAP's sizes ("kernel"), each with the control variate ("leverage_cv", "kernel sizes cv"), and
 the control variate's earlier floor of 30 sampled pairs.
 Results: ``benchmarks/results/bench_leverage_variants_small.json``.
+
+::
+
+    python benchmarks/bench_leverage_variants.py --model-surrogate --budgets-per-feature 5 10
+
+(about 25 minutes): ``leverage_cv`` with a surrogate of the model fitted on the masked inputs and
+the outputs of every background row (:class:`ModelSurrogateEstimator`), per explained row and pooled
+over the 8 rows, on one game of all rows. Results: ``benchmarks/results/bench_leverage_variants_model.json``.
 """
 
 from __future__ import annotations
@@ -159,6 +167,97 @@ VARIANTS = {
 }
 
 
+class ModelSurrogateEstimator(control_variate_module.LeverageControlVariateEstimator):
+    """``leverage_cv`` with a surrogate of the *model* instead of the game (``--model-surrogate``).
+
+    Fold g's surrogate is xgboost (200 trees of depth 4, rate 0.1) fitted to the model's outputs at
+    the masked inputs (x_S, z_rest) of every background row z and every coalition outside fold g:
+    of one explained row (``pooled=False``) or of all the game's rows (``pooled=True``), at most
+    60,000 of them; its interventional game on the background and that game's exact Shapley values
+    (TreeSHAP) replace the coalition surrogate's, with the same cross-fitting, finite-population
+    correction and regression.
+    """
+
+    pooled = False
+
+    def estimate(self, game, games, keys):  # noqa: ANN001, ANN201
+        self._game_rows = (game, games)
+        return super().estimate(game, games, keys)
+
+    def _surrogates(self, masks, values, total, design, leave_out, backend):  # noqa: ANN001, ANN202, ARG002
+        game, games = self._game_rows
+        x, background = game.x[games], game.background
+        rows, n_coalitions, d = masks.shape
+        points = np.where(masks[:, :, None, :], x[:, None, None, :], background[None, None, :, :])
+        outputs = game.model_fn(points.reshape(-1, d))[:, 0].reshape(rows, n_coalitions, -1)
+        group = self._jackknife_groups().repeat(2)
+        n_folds = leave_out.shape[1]
+        fitted, fold_phi = np.empty((n_folds, rows, n_coalitions)), np.empty((n_folds, rows, d))
+        rng = np.random.default_rng(0)
+        for fold in range(n_folds):
+            for part in [slice(None)] if self.pooled else [slice(r, r + 1) for r in range(rows)]:
+                inputs = points[part][:, group != fold].reshape(-1, d)
+                targets = outputs[part][:, group != fold].reshape(-1)
+                if len(targets) > 60_000:
+                    kept = rng.choice(len(targets), 60_000, replace=False)
+                    inputs, targets = inputs[kept], targets[kept]
+                surrogate = xgboost.XGBRegressor(n_estimators=200, max_depth=4, learning_rate=0.1, n_jobs=2)
+                surrogate.fit(inputs, targets)
+                predicted = surrogate.predict(points[part].reshape(-1, d)).reshape(-1, n_coalitions, len(background))
+                fitted[fold, part] = predicted.mean(axis=2)
+                tree_shap = shap.TreeExplainer(surrogate, background, feature_perturbation="interventional")
+                fold_phi[fold, part] = tree_shap.shap_values(x[part])
+        odd_fit = control_variate_module._odd_part(fitted.transpose(1, 2, 0)[:, :, None, :], np)  # (B, 2P, 1, G)
+        mean_fold = odd_fit.mean(axis=3)
+        fold_index = np.broadcast_to(np.maximum(group, 0)[None, :, None, None], (rows, n_coalitions, 1, 1))
+        own_fold = np.where(
+            group[None, :, None] >= 0, np.take_along_axis(odd_fit, fold_index, axis=3)[..., 0], mean_fold
+        )
+        return own_fold, mean_fold, fold_phi.transpose(1, 0, 2)[..., None]
+
+
+class PooledModelSurrogateEstimator(ModelSurrogateEstimator):
+    """:class:`ModelSurrogateEstimator` with one surrogate per fold for all the game's rows."""
+
+    pooled = True
+
+
+MODEL_SURROGATE_VARIANTS = {
+    "leverage": LeverageEstimator,
+    "leverage_cv": control_variate_module.LeverageControlVariateEstimator,
+    "model surrogate per row": ModelSurrogateEstimator,
+    "model surrogate pooled rows": PooledModelSurrogateEstimator,
+}
+"""``--model-surrogate``: estimators run on one game of all explained rows (so that the pooled one can pool)."""
+
+
+def model_surrogate_errors(name: str, budgets_per_feature: list[int], seeds: int) -> list[dict]:
+    """Relative RMSE of :data:`MODEL_SURROGATE_VARIANTS` on one problem, at each budget."""
+    model, background, rows, truth = bench_accuracy.problem_model(name)
+    scale, d = float(np.sqrt(np.mean(truth**2))), rows.shape[1]
+    game = InterventionalGame(make_model_function(model, "predict", CpuBackend()), background, rows)
+    games = np.arange(rows.shape[0])
+    lines, variants = [], MODEL_SURROGATE_VARIANTS
+    for per_feature in budgets_per_feature:
+        line = {"problem": name, "d": d, "budget": per_feature * d}
+        for variant, estimator in variants.items():
+            errors = []
+            for seed in range(seeds):
+                keys = (1000 * (seed + 1) + games).astype(np.uint64)
+                values = estimator(variant, per_feature * d, d, 0).estimate(game, games, keys).values[..., 0]
+                errors.append(np.sqrt(np.mean((values - truth) ** 2)) / scale)
+            line[variant] = float(np.mean(errors))
+        print(
+            f"{name:16s} B={line['budget']:5d}  "
+            + "  ".join(
+                f"{v} {line[v]:.4f} ({line[v] / line['leverage_cv']:.2f}x cv)" for v in MODEL_SURROGATE_VARIANTS
+            ),
+            flush=True,
+        )
+        lines.append(line)
+    return lines
+
+
 SMALL_BUDGET_VARIANTS = {
     "leverage": plain,
     "kernel": lambda value, d, budget, seed: plain(value, d, budget, seed, "kernel"),
@@ -179,6 +278,9 @@ SMALL_BUDGET_PROBLEMS = [
     "breast_cancer30",
 ]
 
+MODEL_PROBLEMS = ["synthetic8", "svr_diabetes10", "breast_cancer30", "correlated60"]
+"""``--model-surrogate``'s problems."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -190,12 +292,28 @@ def main() -> None:
         action="store_true",
         help="the size designs at 3d-10d on d = 6-30, 5 seeds (bench_leverage_variants_small.json)",
     )
+    parser.add_argument(
+        "--model-surrogate",
+        action="store_true",
+        help="surrogates of the model (per row, pooled over rows) at 5d-10d (bench_leverage_variants_model.json)",
+    )
     args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    if args.model_surrogate:
+        args.problems = args.problems if args.problems != parser.get_default("problems") else MODEL_PROBLEMS
+        results = [
+            line
+            for name in args.problems
+            for line in model_surrogate_errors(name, args.budgets_per_feature, args.seeds)
+        ]
+        path = bench_accuracy.RESULTS / "bench_leverage_variants_model.json"
+        path.write_text(json.dumps({"settings": vars(args), "results": results}, indent=2))
+        print(f"wrote {path}")
+        return
     variants = VARIANTS
     if args.small_budgets:
         variants, args.problems, args.seeds = SMALL_BUDGET_VARIANTS, SMALL_BUDGET_PROBLEMS, 5
         args.budgets_per_feature = [3, 4, 5, 6, 8, 10]
-    warnings.simplefilter("ignore")
     results = []
     for name in args.problems:
         model, background, rows, truth = bench_accuracy.problem_model(name)
