@@ -154,7 +154,7 @@ def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
     True
     """
     rows = keys.shape[0]
-    capacity = class_capacities(d)[t - 1]
+    capacity = comb(d, t) / (2 if 2 * t == d else 1)  # class_capacities(d)[t - 1], without the other classes
     class_keys = substream_keys(keys, 1000 + t)
     if n == capacity or capacity <= ENUMERATED_CLASS_SIZE:
         listed = _listed_class(d, t)
