@@ -175,7 +175,8 @@ class ModelSurrogateEstimator(control_variate_module.LeverageControlVariateEstim
     of one explained row (``pooled=False``) or of all the game's rows (``pooled=True``), at most
     60,000 of them; its interventional game on the background and that game's exact Shapley values
     (TreeSHAP) replace the coalition surrogate's, with the same cross-fitting, finite-population
-    correction and regression.
+    correction and regression. The outputs are those the game's evaluations computed and averaged;
+    this research variant asks the model for them again (not counted, as the package would keep them).
     """
 
     pooled = False
@@ -237,10 +238,10 @@ def model_surrogate_errors(name: str, budgets_per_feature: list[int], seeds: int
     scale, d = float(np.sqrt(np.mean(truth**2))), rows.shape[1]
     game = InterventionalGame(make_model_function(model, "predict", CpuBackend()), background, rows)
     games = np.arange(rows.shape[0])
-    lines, variants = [], MODEL_SURROGATE_VARIANTS
+    lines = []
     for per_feature in budgets_per_feature:
         line = {"problem": name, "d": d, "budget": per_feature * d}
-        for variant, estimator in variants.items():
+        for variant, estimator in MODEL_SURROGATE_VARIANTS.items():
             errors = []
             for seed in range(seeds):
                 keys = (1000 * (seed + 1) + games).astype(np.uint64)
