@@ -129,8 +129,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Where masked rows are built and averaged (numba on cpu, cupy on cuda). xgboost models
         predict on the same device.
     batch_size : int or "auto", default="auto"
-        Most model rows per model call; "auto" fills 128 MiB of float64 rows (shared by the calls in
-        flight when ``n_jobs > 1``). Calls hold whole coalitions, so at least N background rows.
+        Most model rows per model call; "auto" fills 32 MiB of float64 rows on the CPU, 128 MiB on a
+        GPU (shared by the calls in flight when ``n_jobs > 1``). Calls hold whole coalitions, so at
+        least N background rows.
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the background subsample and of every draw. A row's orderings or coalitions are
         keyed by (seed, the row's values, the settings): a row gets bit-identical values alone,

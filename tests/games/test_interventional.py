@@ -7,7 +7,7 @@ from sklearn.linear_model import Ridge
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games import InterventionalGame, make_model_function
-from sklearn_shapq.games._interventional import DEFAULT_MEMORY_BYTES
+from sklearn_shapq.games._interventional import DEFAULT_MEMORY_BYTES, GPU_MEMORY_BYTES
 
 from brute_force import brute_force_shapley, interventional_value
 from game_helpers import CountingModel, interventional_game
@@ -115,6 +115,24 @@ def test_auto_batch_size_fills_a_memory_budget():
     threaded = interventional_game(CountingModel(d), np.zeros((n_background, d)), np.ones((2, d)), n_jobs=3)
     assert threaded.batch_rows * 8 * d * 4 <= DEFAULT_MEMORY_BYTES  # shared by the batches in flight
     threaded.close()
+
+
+class _GpuFlaggedTwin(ArrayBackend):
+    """The numpy twin, reporting itself as a GPU (for the GPU's batch budget)."""
+
+    @property
+    def is_gpu(self) -> bool:
+        return True
+
+
+def test_auto_batch_size_fills_the_gpu_budget_on_a_gpu():
+    d, n_background = 10, 50
+    background, rows = np.zeros((n_background, d)), np.ones((2, d))
+    cpu = interventional_game(CountingModel(d), background, rows)
+    gpu = interventional_game(CountingModel(d), background, rows, backend=_GpuFlaggedTwin(np))
+    assert DEFAULT_MEMORY_BYTES <= 32 * 2**20  # glibc's largest mmap threshold: freed buffers stay in the heap
+    assert gpu.batch_rows * 8 * d <= GPU_MEMORY_BYTES < gpu.batch_rows * 8 * d + 8 * d * n_background
+    assert cpu.batch_rows * 8 * d <= DEFAULT_MEMORY_BYTES < gpu.batch_rows * 8 * d
 
 
 @pytest.mark.parametrize("batch_size", ["auto", 30])
