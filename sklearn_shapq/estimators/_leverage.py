@@ -271,17 +271,14 @@ class LeverageEstimator(ShapleyEstimator):
         weights = 1.0 / (per_size[sizes.astype(xp.intp)] * sizes * (d - sizes))  # (B, 2P)
         weighted = centred * weights[:, :, None]
         pair_group = self._jackknife_groups()  # -1: a class listed whole (no sampling)
-        group = pair_group.repeat(2)  # per coalition
-        members = [xp.asarray(np.flatnonzero(group == g)) for g in range(-1, int(group.max()) + 1)]
+        groups = range(-1, int(pair_group.max()) + 1)
+        members = [xp.asarray(np.flatnonzero(pair_group.repeat(2) == g)) for g in groups]  # coalitions
+        pair_members = [xp.asarray(np.flatnonzero(pair_group == g)) for g in groups]
         # N ∖ S has S's weight and centred mask negated, so a pair adds twice its first coalition's
         # term: the normal matrices from the first coalitions, by batched matrix products
         first_weighted, first_centred = weighted[:, ::2].transpose(0, 2, 1), centred[:, ::2]
         normal = 2 * xp.stack(
-            [
-                xp.matmul(first_weighted[:, :, m], first_centred[:, m])
-                for m in (xp.asarray(np.flatnonzero(pair_group == g)) for g in range(-1, int(group.max()) + 1))
-            ],
-            axis=1,
+            [xp.matmul(first_weighted[:, :, m], first_centred[:, m]) for m in pair_members], axis=1
         )  # (B, 1 + G, d, d): a loop over the few groups
         return _Design(sizes, centred, weighted, members, normal.sum(axis=1), normal[:, 1:], xp)
 
