@@ -1,7 +1,7 @@
 """Peak memory of one explain call: 100 rows, d=16, max_evals=500, 100 background rows, batch_size="auto".
 
 Run: ``python benchmarks/peak_memory.py``. 4.8 M model rows (614 MB if built at once) go through
-32 MiB batches, so the peak RSS rises by about the batch size plus the model's own buffers.
+31 MiB batches, so the peak RSS rises by about the batch size plus the model's own buffers.
 """
 
 import resource

@@ -129,7 +129,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Where masked rows are built and averaged (numba on cpu, cupy on cuda). xgboost models
         predict on the same device.
     batch_size : int or "auto", default="auto"
-        Most model rows per model call; "auto" fills 32 MiB of float64 rows on the CPU, 128 MiB on a
+        Most model rows per model call; "auto" fills 31 MiB of float64 rows on the CPU, 128 MiB on a
         GPU (shared by the calls in flight when ``n_jobs > 1``). Calls hold whole coalitions, so at
         least N background rows.
     random_state : None, int, numpy Generator or RandomState, default=None

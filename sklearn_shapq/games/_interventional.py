@@ -11,13 +11,14 @@ import numpy as np
 from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._models import ModelFunction
 
-DEFAULT_MEMORY_BYTES = 32 * 2**20
+DEFAULT_MEMORY_BYTES = 31 * 2**20
 """Memory budget for one model call's input rows when ``batch_size="auto"``, on the CPU.
 
-At most glibc's largest mmap threshold (32 MiB), so that a freed buffer stays in the process's
-heap and the next explain call's masked rows are not page-faulted anew: with 128 MiB, an explain
-call of 5 rows at d = 100 and 500 evaluations (xgboost, 100 background rows) took 1.60x the
-model's time on its rows, with 32 MiB 1.24x (``benchmarks/bench_permutation.py --d 100``)."""
+Below glibc's largest mmap threshold (32 MiB, counting malloc's header and page rounding), so
+that a freed buffer stays in the process's heap and the next explain call's masked rows are not
+page-faulted anew: with 128 MiB, an explain call of 5 rows at d = 100 and 500 evaluations
+(xgboost, 100 background rows) took 1.60x the model's time on its rows, with 32 MiB less 400
+bytes 1.24x (``benchmarks/bench_permutation.py --d 100``)."""
 GPU_MEMORY_BYTES = 128 * 2**20
 """The same budget on a GPU (cupy's memory pool keeps freed buffers; larger calls fill the device)."""
 

@@ -130,9 +130,19 @@ def test_auto_batch_size_fills_the_gpu_budget_on_a_gpu():
     background, rows = np.zeros((n_background, d)), np.ones((2, d))
     cpu = interventional_game(CountingModel(d), background, rows)
     gpu = interventional_game(CountingModel(d), background, rows, backend=_GpuFlaggedTwin(np))
-    assert DEFAULT_MEMORY_BYTES <= 32 * 2**20  # glibc's largest mmap threshold: freed buffers stay in the heap
     assert gpu.batch_rows * 8 * d <= GPU_MEMORY_BYTES < gpu.batch_rows * 8 * d + 8 * d * n_background
     assert cpu.batch_rows * 8 * d <= DEFAULT_MEMORY_BYTES < gpu.batch_rows * 8 * d
+
+
+@pytest.mark.parametrize(("d", "n_background"), [(16, 128), (100, 100), (8, 1)])
+def test_the_cpu_buffer_stays_below_glibcs_largest_mmap_threshold(d, n_background):
+    """A buffer below 32 MiB with malloc's header and page rounding stays in the heap when freed.
+
+    d = 16 with 128 background rows fills exactly 32 MiB with a budget of 32 MiB.
+    """
+    game = interventional_game(CountingModel(d), np.zeros((n_background, d)), np.ones((2, d)))
+    buffer = game._take_buffer(game.batch_rows)
+    assert buffer.nbytes + 4096 <= 32 * 2**20
 
 
 @pytest.mark.parametrize("batch_size", ["auto", 30])
