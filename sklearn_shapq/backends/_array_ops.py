@@ -100,6 +100,42 @@ class ArrayBackend:
         out[...] = rows
         return out
 
+    def part_masked_rows(
+        self, x: Any, x_rows: Any, masks: Any, background: Any, first_rows: Any, part_size: int, out: Any = None
+    ) -> Any:
+        """Model input rows of games split by parts of the background: one block per coalition.
+
+        Row ``p * M + i`` (M = ``part_size``) holds ``x[x_rows[p], j]`` where ``masks[p, j]`` is
+        true and ``background[first_rows[p] + i, j]`` elsewhere: coalition p against the M
+        background rows of its part. ``masked_rows`` is the case of one part (M = N).
+
+        Parameters
+        ----------
+        x : array of shape (n, d)
+            Explained rows.
+        x_rows : int array of shape (P,)
+            The explained row of each coalition.
+        masks : bool array of shape (P, d)
+        background : array of shape (N, d)
+        first_rows : int array of shape (P,)
+            The first background row of each coalition's part.
+        part_size : int
+        out : array of shape (P * M, d), optional
+            Where to write the rows (see :meth:`masked_rows`).
+
+        Returns
+        -------
+        array of shape (P * M, d)
+            ``out`` when given.
+        """
+        xp = self.xp
+        others = background[first_rows[:, None] + xp.arange(part_size)[None, :]]  # (P, M, d)
+        rows = xp.where(masks[:, None, :], x[x_rows][:, None, :], others).reshape(-1, masks.shape[1])
+        if out is None:
+            return rows
+        out[...] = rows
+        return out
+
     def background_mean(self, outputs: Any, n_background: int) -> Any:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""
         k = outputs.shape[1]

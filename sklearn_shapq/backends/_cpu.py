@@ -28,6 +28,26 @@ def _masked_rows_kernel(
                 out[base + n, j] = x[p, j] if masks[p, j] else background[n, j]
 
 
+@numba.njit(nogil=True, cache=True)
+def _part_masked_rows_kernel(
+    x: np.ndarray,
+    x_rows: np.ndarray,
+    masks: np.ndarray,
+    background: np.ndarray,
+    first_rows: np.ndarray,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:  # pragma: no cover - numba
+    d = masks.shape[1]
+    part_size = out.shape[0] // masks.shape[0]
+    for p in range(start, stop):
+        row, first = x_rows[p], first_rows[p]
+        for i in range(part_size):
+            for j in range(d):
+                out[p * part_size + i, j] = x[row, j] if masks[p, j] else background[first + i, j]
+
+
 # Work below which another thread is not worth its start-up (tens of microseconds): about
 # 100-150 us of serial work, at ~1 ns per masked-row element and ~2 us per 256 domain values.
 _MIN_THREAD_ELEMENTS = 1 << 17
@@ -61,6 +81,33 @@ class CpuBackend(ArrayBackend):
         )
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, background.shape[0] * d)
         run_ranges(lambda start, stop: _masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
+        return out
+
+    def part_masked_rows(
+        self,
+        x: np.ndarray,
+        x_rows: np.ndarray,
+        masks: np.ndarray,
+        background: np.ndarray,
+        first_rows: np.ndarray,
+        part_size: int,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Model input rows of games split by parts of the background (see :meth:`ArrayBackend.part_masked_rows`)."""
+        dtype = np.result_type(x.dtype, background.dtype)
+        n_pairs, d = masks.shape
+        if out is None:
+            out = np.empty((n_pairs * part_size, d), dtype=dtype)
+        arrays = (
+            np.ascontiguousarray(x, dtype=dtype),
+            np.ascontiguousarray(x_rows, dtype=np.intp),
+            np.ascontiguousarray(masks, dtype=np.bool_),
+            np.ascontiguousarray(background, dtype=dtype),
+            np.ascontiguousarray(first_rows, dtype=np.intp),
+            out,
+        )
+        min_pairs = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
+        run_ranges(lambda start, stop: _part_masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
         return out
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:

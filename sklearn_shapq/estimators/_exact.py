@@ -67,6 +67,11 @@ class ExactEstimator(ShapleyEstimator):
             return f"sampler='exact' enumerates 2^{n_players} coalitions; use it for d <= {MAX_ENUMERATED_PLAYERS}."
         return super().refusal(name, max_evals, n_players)
 
+    @classmethod
+    def draws_per_game(cls, name: str) -> bool:
+        """No draws: every game enumerates the same coalitions."""
+        return False
+
     def plan(self, max_evals: int) -> int:
         """Spend 2^d whatever the budget."""
         return 2**self.n_players

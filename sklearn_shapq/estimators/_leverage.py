@@ -13,9 +13,10 @@ Design decisions
   up to the class's capacity (water-filling): a class whose capacity is reached is enumerated
   whole, without any draw.
 * **Draws without replacement.** A class with at most :data:`ENUMERATED_CLASS_SIZE` coalitions is
-  listed and each row keeps the pairs of its smallest keyed uniforms; above that, coalitions are
-  drawn independently (uniform among the class; a repeat has probability about n² / (2 C(d, t))).
-  Draws are keyed by the row's key and the class, so a row's coalitions depend on its values only.
+  listed and each row draws distinct entries of the list; above that, coalitions are drawn
+  independently (uniform among the class; a repeat has probability about n² / (2 C(d, t))). Both
+  by numba kernels in O(n d) per row (:mod:`sklearn_shapq.samplers._keyed_subsets`), keyed by the
+  row's key and the class, so a row's coalitions depend on its values only.
 * **Solve.** With b_S = v(S) − v(∅) − |S| (v(N) − v(∅)) / d, centred masks z̃_S = z_S − |S| / d and
   weights w_S = 1 / (k_s s (d − s)) (the Shapley kernel over the inclusion probability k_s / C(d, s)
   of a size-s coalition), x solves (Σ w z̃ z̃ᵀ + 11ᵀ / d + λ I) x = Σ w z̃ b and φ = x + (v(N) − v(∅)) / d.
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq.estimators._registry import ShapleyEstimate, ShapleyEstimator, register_estimator
-from sklearn_shapq.samplers import keyed_uniforms, sized_coalitions, substream_keys
+from sklearn_shapq.samplers import keyed_distinct_items, keyed_sized_coalitions, substream_keys
 
 ENUMERATED_CLASS_SIZE = 2**14
 """Largest size class listed whole, so that rows draw pairs from it without replacement."""
@@ -141,8 +142,8 @@ def _listed_class(d: int, t: int) -> np.ndarray:
 def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
     """Return the coalitions S of ``n`` pairs of class t for each row key: (B, n, d) bool.
 
-    Whole class when ``n`` is its capacity; else distinct draws (listed classes, in the order of
-    their keyed uniforms) or independent draws (large classes), keyed by (row key, t).
+    Whole class when ``n`` is its capacity; else distinct draws (listed classes, in the order
+    drawn) or independent draws (large classes), keyed by (row key, t).
 
     Examples
     --------
@@ -160,16 +161,10 @@ def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
         listed = _listed_class(d, t)
         if n == listed.shape[0]:
             return np.broadcast_to(listed, (rows, n, d))
-        draws = keyed_uniforms(class_keys, np.broadcast_to(np.arange(listed.shape[0]), (rows, listed.shape[0])))
-        chosen = np.argpartition(draws, n - 1, axis=1)[:, :n]
-        # in the order of their draws, so that the jackknife groups (round-robin over the pairs) are
-        # a random partition of the drawn pairs, not a systematic sample of the listing
-        order = np.argsort(np.take_along_axis(draws, chosen, axis=1), axis=1, kind="stable")
-        return listed[np.take_along_axis(chosen, order, axis=1)]
-    draws = keyed_uniforms(class_keys, np.arange(n * d).reshape(1, n * d).repeat(rows, 0)).reshape(rows * n, d)
-    if 2 * t == d:
-        draws[:, 0] = -1.0  # player 0 always in S: complements never collide
-    return sized_coalitions(draws, np.full(rows * n, t)).reshape(rows, n, d)
+        # in the order drawn, so that the jackknife groups (round-robin over the pairs) are a
+        # random partition of the drawn pairs, not a systematic sample of the listing
+        return listed[keyed_distinct_items(class_keys, listed.shape[0], n)]
+    return keyed_sized_coalitions(class_keys, d, t, n, with_first=2 * t == d)  # player 0 in S: no complement twice
 
 
 @dataclass

@@ -90,6 +90,15 @@ class ShapleyEstimator(ABC):
             )
         return None
 
+    @classmethod
+    def draws_per_game(cls, name: str) -> bool:
+        """Whether each game's coalitions are drawn from its own key.
+
+        Games split by background row (:class:`~sklearn_shapq.games.BackgroundRowGames`) then see
+        different coalitions. False for enumeration and for designs that every game shares.
+        """
+        return True
+
     @abstractmethod
     def plan(self, max_evals: int) -> int:
         """Set the sample sizes for ``max_evals`` and return the evaluations spent per game."""

@@ -73,6 +73,11 @@ class PermutationWalkEstimator(ShapleyEstimator):
         n = source.useful_orderings(cls.orderings_within(name, max_evals, n_players), n_players)
         return source.too_many(n, n_players)
 
+    @classmethod
+    def draws_per_game(cls, name: str) -> bool:
+        """Return True for per-row sources ("mc", "antithetic", "orthogonal"), False for shared designs."""
+        return not ORDERING_SOURCES[name].shared_design
+
     def plan(self, max_evals: int) -> int:
         """Build the ordering source of the call; spend 2 + n (d − 1)."""
         d = self.n_players

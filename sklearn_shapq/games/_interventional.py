@@ -24,12 +24,20 @@ GPU_MEMORY_BYTES = 128 * 2**20
 
 
 class InterventionalGame(Game):
-    """Interventional Shapley games of a model over a background set, one per explained row.
+    """Interventional Shapley games of a model over a background set, one per explained row or part.
 
     Game r is v_r(S) = mean over background rows z of f(x_r on S, z elsewhere). A call evaluates
     any coalitions of any rows in as few model calls as ``batch_size`` allows. v(∅), the mean
     prediction over the background, is the same for every row; v(N) = f(x) costs one model row
     per explained row, all in one call.
+
+    With ``parts`` > 1, each row's game is split by background row: the background is cut into
+    ``parts`` equal consecutive parts, and game r · parts + j is the mean over part j only. The
+    mean of a row's games is its interventional game (and their Shapley values' mean its Shapley
+    values), while a coalition costs N / parts model rows: an estimator that draws every game's
+    coalitions from its own key sees ``parts`` times as many distinct coalitions for the same
+    model rows (the explainer's ``background_parts``). v(∅) of a part is its mean background
+    output, v(N) is f(x_r).
 
     Parameters
     ----------
@@ -43,18 +51,23 @@ class InterventionalGame(Game):
         Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
         (:data:`GPU_MEMORY_BYTES` on a GPU; shared by the batches in flight when ``n_jobs > 1``). A
         call holds at least one coalition's N rows, so a ``batch_size`` below N gives N-row calls.
-    empty_value : array of shape (k,), optional
-        A known v(∅) (e.g. from an earlier fit); computed from the background when omitted.
+    background_outputs : array of shape (N, k), optional
+        The model's outputs on the background rows, if known (e.g. from an earlier fit);
+        computed when omitted.
     n_jobs : int
         Model calls run at once in threads (masked rows are always built in the calling thread).
         Pays for models that predict in one thread and release the GIL (xgboost with
         ``n_jobs=1``, most scikit-learn models); use :meth:`close` or a ``with`` block to end them.
+    parts : int
+        Games per explained row, one per part of the background; it must divide N.
 
     Attributes
     ----------
+    background_outputs : array of shape (N, k)
+        The model's outputs on the background rows (computed without touching the explained
+        rows, so ``fit`` reads them without evaluating v(N)).
     base_value : array of shape (k,)
-        v(∅), the mean model output over the background (the same for every row; computed without
-        touching the explained rows, so ``fit`` reads it without evaluating v(N)).
+        v(∅), the mean model output over the background (the same for every row).
     n_model_rows, n_model_calls : int
         Rows and calls the model has received through this game.
 
@@ -68,6 +81,11 @@ class InterventionalGame(Game):
     array([1., 2.])
     >>> game.full_value[:, 0], game.n_evals
     (array([3., 2.]), array([3, 3]))
+    >>> split = InterventionalGame(model, np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 2.0]]), parts=2)
+    >>> split.n_games, split(np.array([[True, False], [True, False]]), np.array([0, 1]))[:, 0]
+    (2, array([2., 4.]))
+    >>> split.empty_value[:, 0], split.full_value[:, 0]
+    (array([0., 3.]), array([6., 6.]))
     """
 
     def __init__(
@@ -77,33 +95,43 @@ class InterventionalGame(Game):
         x: Any,
         batch_size: int | str = "auto",
         *,
-        empty_value: Any = None,
+        background_outputs: Any = None,
         n_jobs: int = 1,
+        parts: int = 1,
     ) -> None:
         self.model_fn = model_fn
         self.background = background
         self.x = x
         n_background, d = background.shape
+        if parts < 1 or n_background % parts:
+            raise ValueError(f"parts={parts} must divide the {n_background} background rows.")
+        self.parts = int(parts)
         self.n_jobs = max(1, int(n_jobs))
         if batch_size == "auto":  # up to n_jobs + 1 batches are alive at once with threads
             memory = GPU_MEMORY_BYTES if model_fn.backend.is_gpu else DEFAULT_MEMORY_BYTES
             budget = memory // (self.n_jobs + 1 if self.n_jobs > 1 else 1)
-            batch_size = max(n_background, budget // (8 * d))
-        self.pairs_per_call = max(1, int(batch_size) // n_background)
+            batch_size = max(self.rows_per_coalition, budget // (8 * d))
+        self.pairs_per_call = max(1, int(batch_size) // self.rows_per_coalition)
         self.n_model_rows = 0
         self.n_model_calls = 0
         self._free_buffers: list = []  # model-input buffers reused by every call (see _take_buffer)
         self._pool = ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else None
-        if empty_value is None:
-            empty_value = self._model(background).mean(axis=0)
+        if background_outputs is None:
+            background_outputs = self._model(background)
             self.n_model_rows = self.n_model_calls = 0  # the counters are for the explained rows
-        self.base_value = model_fn.backend.to_device(empty_value)
-        super().__init__(d, x.shape[0], int(self.base_value.shape[0]), model_fn.backend)
+        self.background_outputs = model_fn.backend.to_device(background_outputs)
+        self.base_value = self.background_outputs.mean(axis=0)
+        super().__init__(d, x.shape[0] * self.parts, int(self.base_value.shape[0]), model_fn.backend)
+
+    @property
+    def rows_per_coalition(self) -> int:
+        """Model rows one evaluation of v costs: the rows of a part, N / ``parts``."""
+        return int(self.background.shape[0]) // self.parts
 
     @property
     def batch_rows(self) -> int:
         """Model rows per full model call."""
-        return self.pairs_per_call * int(self.background.shape[0])
+        return self.pairs_per_call * self.rows_per_coalition
 
     def _model(self, rows: Any) -> Any:
         self.n_model_rows += int(rows.shape[0])
@@ -112,26 +140,28 @@ class InterventionalGame(Game):
 
     def corner_values(self) -> tuple[Any, Any]:
         """v(∅) from the background (shared by every row) and v(N) = f(x) in one model call."""
-        empty = self.backend.xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs))
-        return empty, self._model(self.x)
+        xp = self.backend.xp
+        if self.parts == 1:
+            return xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs)), self._model(self.x)
+        part_means = self.backend.background_mean(self.background_outputs, self.rows_per_coalition)
+        return xp.tile(part_means, (self.x.shape[0], 1)), xp.repeat(self._model(self.x), self.parts, axis=0)
 
     def evaluate(self, masks: Any, games: Any) -> Any:
         """Return v_r(S) (m, k) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""
         xp = self.backend.xp
         n_pairs = masks.shape[0]
         values = xp.empty((n_pairs, self.n_outputs), dtype=np.float64)
-        n_background = self.background.shape[0]
         # with several threads, split the work so that each gets at least one model call
         step = min(self.pairs_per_call, -(-n_pairs // self.n_jobs))
         pending: deque = deque()
         for start in range(0, n_pairs, step):
             stop = min(start + step, n_pairs)
-            buffer = self._take_buffer(step * n_background)
-            rows = self.backend.masked_rows(
-                self.x[games[start:stop]], masks[start:stop], self.background, buffer[: (stop - start) * n_background]
+            buffer = self._take_buffer(step * self.rows_per_coalition)
+            rows = self._masked_rows(
+                masks[start:stop], games[start:stop], buffer[: (stop - start) * self.rows_per_coalition]
             )
             if self._pool is None:
-                values[start:stop] = self.backend.background_mean(self._model(rows), n_background)
+                values[start:stop] = self.backend.background_mean(self._model(rows), self.rows_per_coalition)
                 self._free_buffers.append(buffer)
                 continue
             self.n_model_rows += int(rows.shape[0])
@@ -142,6 +172,15 @@ class InterventionalGame(Game):
         while pending:
             self._collect(pending.popleft(), values)
         return values
+
+    def _masked_rows(self, masks: Any, games: Any, out: Any) -> Any:
+        """Write the model rows of coalitions ``masks`` of games ``games`` into ``out``."""
+        if self.parts == 1:
+            return self.backend.masked_rows(self.x[games], masks, self.background, out)
+        size = self.rows_per_coalition
+        return self.backend.part_masked_rows(
+            self.x, games // self.parts, masks, self.background, (games % self.parts) * size, size, out
+        )
 
     def _take_buffer(self, n_rows: int) -> Any:
         """Return a free model-input buffer of at least ``n_rows`` rows, allocated only when none is.
@@ -161,7 +200,7 @@ class InterventionalGame(Game):
 
     def _collect(self, job: tuple, values: Any) -> None:
         start, stop, buffer, future = job
-        values[start:stop] = self.backend.background_mean(future.result(), self.background.shape[0])
+        values[start:stop] = self.backend.background_mean(future.result(), self.rows_per_coalition)
         self._free_buffers.append(buffer)
 
     def close(self) -> None:

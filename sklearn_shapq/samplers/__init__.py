@@ -9,7 +9,15 @@ content, so that a row's estimate never depends on its position in a batch.
 
 from sklearn_shapq.samplers._api import sample_permutations
 from sklearn_shapq.samplers._coalitions import sized_coalitions
-from sklearn_shapq.samplers._keyed import KeyedStream, keyed_orderings, keyed_uniforms, row_keys, substream_keys
+from sklearn_shapq.samplers._keyed import (
+    KeyedStream,
+    keyed_orderings,
+    keyed_uniforms,
+    row_keys,
+    split_keys,
+    substream_keys,
+)
+from sklearn_shapq.samplers._keyed_subsets import keyed_distinct_items, keyed_sized_coalitions
 from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA, discrepancy, mallows_kernel, mallows_mean
 from sklearn_shapq.samplers._sources import (
     DEFAULT_CANDIDATES,
@@ -26,13 +34,16 @@ __all__ = [
     "KeyedStream",
     "OrderingSource",
     "discrepancy",
+    "keyed_distinct_items",
     "keyed_orderings",
+    "keyed_sized_coalitions",
     "keyed_uniforms",
     "make_source",
     "mallows_kernel",
     "mallows_mean",
     "register_source",
     "row_keys",
+    "split_keys",
     "sample_permutations",
     "sized_coalitions",
     "substream_keys",

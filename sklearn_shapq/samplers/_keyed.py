@@ -142,6 +142,27 @@ def substream_keys(keys: np.ndarray, purpose: int) -> np.ndarray:
     return _mix64(np.asarray(keys, dtype=np.uint64) ^ _mix64(np.array([purpose + 1], dtype=np.uint64))[0])
 
 
+SPLIT_PURPOSES = 2**32
+"""Substream purposes from here on key the parts of split games (:func:`split_keys`)."""
+
+
+def split_keys(keys: np.ndarray, n_parts: int) -> np.ndarray:
+    """Keys of ``n_parts`` games into which each keyed game is split, flat and key-major.
+
+    Part j of key k is ``substream_keys(k, SPLIT_PURPOSES + j)``: independent of the key's other
+    streams, and of the position of k among ``keys``.
+
+    Examples
+    --------
+    >>> keys = np.array([1, 2], dtype=np.uint64)
+    >>> parts = split_keys(keys, 3)
+    >>> parts.shape, bool(parts[4] == split_keys(keys[1:], 3)[1] == substream_keys(keys[1:], SPLIT_PURPOSES + 1)[0])
+    ((6,), True)
+    """
+    purposes = np.uint64(SPLIT_PURPOSES + 1) + np.arange(n_parts, dtype=np.uint64)
+    return _mix64(np.asarray(keys, dtype=np.uint64)[:, None] ^ _mix64(purposes)[None, :]).reshape(-1)
+
+
 class KeyedStream:
     """Sequences of uniform draws, one per game, each addressed by its game's key alone.
 

@@ -67,6 +67,8 @@ class OrderingSource(ABC):
     name: ClassVar[str]
     orderings_per_step: ClassVar[int] = 1
     """Orderings a budget buys at once (2 for samplers of reversed pairs)."""
+    shared_design: ClassVar[bool] = False
+    """Whether every row walks the same orderings (a design built once per call)."""
 
     def __init__(
         self,
@@ -228,6 +230,8 @@ DESIGN_MAX_BYTES = 256 * 2**20
 
 class DesignSource(OrderingSource):
     """A design of orderings built once per call and walked by every row (one unit per ordering)."""
+
+    shared_design = True
 
     @classmethod
     def too_many(cls, n_orderings: int, n_features: int) -> str | None:

@@ -566,7 +566,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         with backend.activate(), progress_bar(self.progress, n_rows, "explaining", "row") as bar:
             model_fn = make_model_function(self.estimator_, self.output, backend, codec)
             background = backend.to_device(self.background_)
-            empty = None
+            background_outputs = None
             for start in range(0, n_rows, step):
                 rows = slice(start, min(start + step, n_rows))
                 with InterventionalGame(
@@ -574,10 +574,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                     background,
                     backend.to_device(array[rows]),
                     self.batch_size,
-                    empty_value=empty,
+                    background_outputs=background_outputs,
                     n_jobs=effective_n_jobs(self.n_jobs),
                 ) as game:
-                    empty = game.empty_value[0]
+                    background_outputs, empty = game.background_outputs, game.empty_value[0]
                     targets[rows] = self._targets(backend.to_numpy(game.full_value))
                     base[rows] = backend.to_numpy(empty)[targets[rows]]
                     results.append(self._estimate(self._grouped(game), True, keys[rows], targets[rows]))

@@ -1,4 +1,4 @@
-"""The permutation explainer's sampler and budget policy: resolve_sampler and auto_max_evals."""
+"""The permutation explainer's policy: sampler and budget (resolve_sampler, auto_max_evals), background parts."""
 
 import pytest
 
@@ -6,7 +6,10 @@ from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 from sklearn_shapq.explainers._auto_sampler import (
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
+    REGRESSION_SPLIT_FEATURES,
+    SPLIT_MAX_SHARE,
     auto_max_evals,
+    resolve_parts,
     resolve_sampler,
 )
 
@@ -46,7 +49,8 @@ def test_auto_max_evals():
     ],
 )
 def test_resolve_sampler(sampler, max_evals, d, expected):
-    assert resolve_sampler(sampler, max_evals, d) == expected
+    """With one background row nothing can be split: the shared coalitions' choices."""
+    assert resolve_sampler(sampler, max_evals, d) == (*expected, 1)
     name, budget = expected
     assert name in SHAPLEY_ESTIMATORS
     assert SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None
@@ -58,7 +62,7 @@ def test_budget_below_the_minimum_is_a_clear_error(sampler, d):
     minimum = SHAPLEY_ESTIMATORS[sampler].minimum_evals(sampler, d)
     with pytest.raises(ValueError, match="below the minimum"):
         resolve_sampler(sampler, minimum - 1, d)
-    assert resolve_sampler(sampler, minimum, d) == (sampler, minimum)
+    assert resolve_sampler(sampler, minimum, d)[:2] == (sampler, minimum)
 
 
 def test_sampler_limits_are_errors():
@@ -68,8 +72,8 @@ def test_sampler_limits_are_errors():
         resolve_sampler("exact", "auto", 31)
     with pytest.raises(ValueError, match="herding"):
         resolve_sampler("sbq", 2 + 2001 * 9, 10)
-    assert resolve_sampler("sbq", 2 + 2000 * 9, 10) == ("sbq", 2 + 2000 * 9)
-    assert resolve_sampler("sbq", 2 + 5000 * 3, 4) == ("sbq", 2 + 5000 * 3)  # d! <= n: enumeration
+    assert resolve_sampler("sbq", 2 + 2000 * 9, 10)[:2] == ("sbq", 2 + 2000 * 9)
+    assert resolve_sampler("sbq", 2 + 5000 * 3, 4)[:2] == ("sbq", 2 + 5000 * 3)  # d! <= n: enumeration
     with pytest.raises(ValueError, match="MiB"):
         resolve_sampler("herding", 2 + 70_000 * 999, 1000)
 
@@ -79,5 +83,56 @@ def test_auto_never_picks_a_sampler_that_refuses():
         for budget in (4, 50, 500, 5000, 50_000, 2_000_000):
             if budget < d + 1:
                 continue
-            name, spent = resolve_sampler("auto", budget, d)
-            assert SHAPLEY_ESTIMATORS[name].refusal(name, spent, d) is None, (d, budget, name)
+            for n_background in (1, 100):
+                name, spent, _ = resolve_sampler("auto", budget, d, n_background=n_background)
+                assert SHAPLEY_ESTIMATORS[name].refusal(name, spent, d) is None, (d, budget, name)
+
+
+@pytest.mark.parametrize(
+    ("max_evals", "d", "n_background", "expected"),
+    [
+        (300, 10, 100, ("leverage", 300, 100)),  # split: no control variate, one part per background row
+        (500, 12, 100, ("leverage", 500, 50)),  # 100 · 10 / 12 = 83: the largest divisor of 100 below
+        (100, 8, 50, ("leverage", 100, 50)),  # 100 < 40% of 2^8
+        (int(SPLIT_MAX_SHARE * 2**8) + 1, 8, 50, ("leverage_cv", 103, 1)),  # the shared control variate
+        (500, 8, 50, ("exact", 500, 1)),
+        (500, 30, 100, ("leverage", 500, 25)),  # 100 · 10 / 30 = 33: the largest divisor of 100 below
+        (2000, 100, 50, ("leverage", 2000, 5)),
+        (2000, 120, 50, ("orthogonal", 2000, 50)),  # walks cost O(d) a coalition: every background row
+        (20, 16, 100, ("mc", 20, 100)),
+        (300, 10, 7, ("leverage", 300, 7)),
+        (500, 30, 7, ("leverage", 500, 1)),  # 7 is prime: one part or seven
+    ],
+)
+def test_auto_splits_the_background_where_it_measured_better(max_evals, d, n_background, expected):
+    assert resolve_sampler("auto", max_evals, d, n_background=n_background) == expected
+
+
+def test_regressions_get_fewer_parts_at_large_d_and_walks_every_background_row():
+    for d in (4, 10, 11, 25, 60, 100):
+        parts = resolve_parts("auto", "leverage", d, None, 100)
+        assert 100 % parts == 0 and parts <= max(1, 100 * min(1, REGRESSION_SPLIT_FEATURES / d))
+        assert resolve_parts("auto", "orthogonal", d, None, 100) == 100
+    assert resolve_parts("auto", "leverage", REGRESSION_SPLIT_FEATURES, None, 100) == 100
+
+
+@pytest.mark.parametrize("sampler", ["sobol", "herding", "sbq", "leverage_cv", "exact"])
+def test_auto_does_not_split_shared_designs_exact_values_or_the_control_variate(sampler):
+    assert resolve_parts("auto", sampler, 10, None, 100) == 1
+
+
+def test_auto_does_not_split_with_tol_and_an_explicit_split_refuses_it():
+    assert resolve_sampler("auto", 500, 12, tol=0.01, n_background=100)[2] == 1
+    assert resolve_parts("auto", "orthogonal", 12, 0.01, 100) == 1
+    with pytest.raises(ValueError, match="early stopping"):
+        resolve_parts(4, "orthogonal", 12, 0.01, 100)
+
+
+def test_explicit_parts_are_checked():
+    assert resolve_parts(4, "leverage_cv", 12, None, 100) == 4
+    assert resolve_parts(4, "exact", 12, None, 100) == 1  # nothing to split: exact values
+    with pytest.raises(ValueError, match="background_parts=3 must divide the 100 background rows"):
+        resolve_parts(3, "leverage", 12, None, 100)
+    with pytest.raises(ValueError, match="shared by every game"):
+        resolve_parts(4, "sbq", 12, None, 100)
+    assert resolve_sampler("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split

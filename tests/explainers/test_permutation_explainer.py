@@ -30,6 +30,7 @@ PARAMS = [
     "n_candidates",
     "allow_nan",
     "feature_groups",
+    "background_parts",
     "background_size",
     "output",
     "device",

@@ -96,5 +96,5 @@ def test_changing_groups_after_fit_asks_for_a_new_fit():
     X = np.random.default_rng(0).normal(size=(10, 3))
     explainer = PermutationShapExplainer(LinearRegression().fit(X, X[:, 0]), progress=False).fit(X)
     explainer.set_params(feature_groups={"g": [0, 1]})
-    with pytest.raises(ValueError, match="feature_groups changed since fit"):
+    with pytest.raises(ValueError, match="feature_groups or background_parts changed since fit"):
         explainer.explain(X[:1])

@@ -156,7 +156,8 @@ def test_intervals_use_students_t_on_the_units_degrees_of_freedom():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(30, 4))
     f = lambda Z: Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3]  # noqa: E731
-    explanation = PermutationShapExplainer(f, sampler="owen", max_evals=200, random_state=0).fit(X).explain(X[:2])
+    explainer = PermutationShapExplainer(f, sampler="owen", max_evals=200, random_state=0, background_parts=1)
+    explanation = explainer.fit(X).explain(X[:2])
     half = explanation.upper_bounds - explanation.values
     np.testing.assert_allclose(half, student_t.ppf(0.975, 1) * explanation.error_std)  # two runs: 1 dof
 

@@ -82,10 +82,11 @@ def test_model_rows_and_calls_are_counted_for_the_explained_rows_only():
     np.testing.assert_array_equal(game.n_evals.sum(), 2 * n_rows + 11)
 
 
-def test_known_empty_value_costs_no_model_call():
+def test_known_background_outputs_cost_no_model_call():
     d = 3
     model = CountingModel(d)
-    game = interventional_game(model, np.zeros((5, d)), np.ones((2, d)), empty_value=np.array([0.25]))
+    outputs = np.array([[0.0], [0.25], [0.5], [0.25], [0.25]])
+    game = interventional_game(model, np.zeros((5, d)), np.ones((2, d)), background_outputs=outputs)
     assert model.calls == 0
     np.testing.assert_array_equal(game.empty_value[:, 0], [0.25, 0.25])
     assert model.calls == 1 and model.rows == 2  # only v(N)
@@ -194,3 +195,56 @@ def test_reused_input_buffers_give_every_call_its_own_values(n_jobs):
             ]
             np.testing.assert_allclose(game(masks, games)[:, 0], expected, rtol=1e-12, atol=1e-12)
         assert len(game._free_buffers) <= n_jobs + 1
+
+
+def test_parts_split_each_rows_game_by_equal_parts_of_the_background():
+    """Game r · parts + j is the mean over part j alone (brute force); the parts average to the row's game."""
+    rng = np.random.default_rng(5)
+    d, parts = 4, 3
+    model = CountingModel(d)
+    background, rows = rng.normal(size=(6, d)), rng.normal(size=(2, d))
+    whole = interventional_game(model, background, rows)
+    split = interventional_game(model, background, rows, parts=parts)
+    assert (split.n_games, split.rows_per_coalition) == (2 * parts, 2)
+    masks = rng.random((20, d)) < 0.5
+    games = rng.integers(0, 2 * parts, 20)
+    model.rows = 0
+    values = split(masks, games)[:, 0]
+    assert model.rows == 20 * 2  # a coalition costs the rows of its part
+    expected = [
+        interventional_value(
+            model, rows[g // parts], background[2 * (g % parts) : 2 * (g % parts) + 2], np.flatnonzero(m)
+        )
+        for m, g in zip(masks, games, strict=True)
+    ]
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    row_of = games // parts  # every part of each coalition's row: the parts' mean is the row's game
+    every_part = parts * np.repeat(row_of, parts) + np.tile(np.arange(parts), 20)
+    parts_values = split(np.repeat(masks, parts, axis=0), every_part)[:, 0].reshape(20, parts)
+    np.testing.assert_allclose(parts_values.mean(axis=1), whole(masks, row_of)[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(
+        split.empty_value[:, 0].reshape(2, parts).mean(axis=1), whole.empty_value[:, 0], rtol=1e-12
+    )
+    np.testing.assert_allclose(split.full_value[:, 0], np.repeat(whole.full_value[:, 0], parts), rtol=1e-12)
+    np.testing.assert_allclose(
+        split.shapley_values().reshape(2, parts, d, 1).mean(axis=1), whole.shapley_values(), rtol=1e-10
+    )
+
+
+def test_parts_must_divide_the_background():
+    with pytest.raises(ValueError, match="parts=4 must divide the 6 background rows"):
+        interventional_game(CountingModel(3), np.zeros((6, 3)), np.ones((1, 3)), parts=4)
+
+
+@pytest.mark.parametrize("part_size", [1, 3, 6])
+def test_part_masked_rows_kernel_matches_its_numpy_twin(part_size):
+    rng = np.random.default_rng(part_size)
+    x, background = rng.normal(size=(3, 5)), rng.normal(size=(6, 5))
+    masks = rng.random((9, 5)) < 0.5
+    x_rows = rng.integers(0, 3, 9)
+    first = rng.integers(0, 6 // part_size, 9) * part_size
+    cpu = CpuBackend().part_masked_rows(x, x_rows, masks, background, first, part_size)
+    twin = ArrayBackend(np, "numpy-twin").part_masked_rows(x, x_rows, masks, background, first, part_size)
+    np.testing.assert_array_equal(cpu, twin)
+    if part_size == 6:  # one part: the interventional game's masked rows
+        np.testing.assert_array_equal(cpu, CpuBackend().masked_rows(x[x_rows], masks, background))

@@ -568,7 +568,12 @@ def test_xgboost_error_falls_with_budget_against_tree_explainer(tree_data, kind)
         rmses = []
         for seed in range(3):
             explainer = PermutationShapExplainer(
-                model, sampler="antithetic", max_evals=budget, background_size=None, random_state=seed
+                model,
+                sampler="antithetic",
+                max_evals=budget,
+                background_size=None,
+                random_state=seed,
+                background_parts=1,
             ).fit(bg)
             rmses.append(_rmse(explainer.explain(X_explain).values, reference))
         errors[budget] = np.mean(rmses)
