@@ -35,12 +35,12 @@ def _part_masked_rows_kernel(
     masks: np.ndarray,
     background: np.ndarray,
     first_rows: np.ndarray,
+    part_size: int,
     out: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
     d = masks.shape[1]
-    part_size = out.shape[0] // masks.shape[0]
     for p in range(start, stop):
         row, first = x_rows[p], first_rows[p]
         for i in range(part_size):
@@ -98,12 +98,15 @@ class CpuBackend(ArrayBackend):
         n_pairs, d = masks.shape
         if out is None:
             out = np.empty((n_pairs * part_size, d), dtype=dtype)
+        if out.shape != (n_pairs * part_size, d):
+            raise ValueError(f"out must have shape {(n_pairs * part_size, d)}, got {out.shape}.")
         arrays = (
             np.ascontiguousarray(x, dtype=dtype),
             np.ascontiguousarray(x_rows, dtype=np.intp),
             np.ascontiguousarray(masks, dtype=np.bool_),
             np.ascontiguousarray(background, dtype=dtype),
             np.ascontiguousarray(first_rows, dtype=np.intp),
+            int(part_size),
             out,
         )
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, part_size * d)

@@ -78,29 +78,27 @@ class RunningMoments:
         return xp.where(self.count > 1, xp.sqrt(self.variance() / xp.maximum(self.count, 1)), undefined)
 
 
-def satterthwaite_dof(variances: np.ndarray, dof: np.ndarray) -> np.ndarray:
-    """Degrees of freedom of a sum of independent variance estimates (Welch-Satterthwaite), per row.
+def satterthwaite_dof(total_variance: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """Degrees of freedom of a sum of independent variance estimates (Welch-Satterthwaite).
 
-    Each row's variance is the sum of its parts' (an estimate split into independent parts); the
-    parts' variances are pooled over the row's values: (Σ_p V_p)² / Σ_p (V_p² / ν_p), V_p the
-    variance of part p summed over values, ν_p its degrees of freedom.
+    (Σ_p V_p)² / Σ_p (V_p² / ν_p), for parts p with variances V_p and degrees of freedom ν_p.
 
     Parameters
     ----------
-    variances : ndarray of shape (n, parts, ...)
-    dof : ndarray of shape (n, parts)
+    total_variance : ndarray of shape (n,)
+        Σ_p V_p of each row.
+    spread : ndarray of shape (n,)
+        Σ_p V_p² / ν_p of each row (0 for parts with infinite degrees of freedom).
 
     Returns
     -------
     ndarray of shape (n,)
-        inf where every part is exact (zero variance).
+        inf where the spread is zero (exact parts).
 
     Examples
     --------
-    >>> satterthwaite_dof(np.ones((1, 4, 2)), np.full((1, 4), 9.0))  # four equal parts of 9
+    >>> satterthwaite_dof(np.array([4.0]), np.array([4 * 1.0**2 / 9]))  # four equal parts of 9 dof
     array([36.])
     """
-    per_part = variances.reshape(variances.shape[0], variances.shape[1], -1).sum(axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        spread = (per_part**2 / dof).sum(axis=1)
-        return np.where(spread > 0, per_part.sum(axis=1) ** 2 / spread, np.inf)
+        return np.where(spread > 0, total_variance**2 / spread, np.inf)

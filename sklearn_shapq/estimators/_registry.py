@@ -94,7 +94,8 @@ class ShapleyEstimator(ABC):
     def draws_per_game(cls, name: str) -> bool:
         """Whether each game's coalitions are drawn from its own key.
 
-        Games split by background row (:class:`~sklearn_shapq.games.BackgroundRowGames`) then see
+        Games split by parts of the background (:class:`~sklearn_shapq.games.InterventionalGame` with
+        ``parts``) then see
         different coalitions. False for enumeration and for designs that every game shares.
         """
         return True

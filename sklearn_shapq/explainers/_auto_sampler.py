@@ -142,10 +142,10 @@ def resolve_parts(background_parts: int | str, sampler: str, d: int, tol: float 
             target = n_background * min(1.0, REGRESSION_SPLIT_FEATURES / d)
         return max(p for p in range(1, n_background + 1) if n_background % p == 0 and p <= max(target, 1))
     parts = int(background_parts)
-    if n_background % parts:
-        raise ValueError(f"background_parts={parts} must divide the {n_background} background rows (background_size).")
     if parts == 1 or sampler == "exact":
         return 1
+    if n_background % parts:
+        raise ValueError(f"background_parts={parts} must divide the {n_background} background rows (background_size).")
     if not estimator.draws_per_game(sampler):
         raise ValueError(
             f"background_parts={parts} gives every part of the background its own coalitions; sampler {sampler!r} "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
 
@@ -33,14 +34,15 @@ from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
 from sklearn_shapq.estimators._moments import satterthwaite_dof
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.games import OUTPUTS, Game, GroupedGame, InterventionalGame, make_model_function
+from sklearn_shapq.games import OUTPUTS, GroupedGame, InterventionalGame, make_model_function
 from sklearn_shapq.games._table_codec import keyed_content
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys, split_keys
 from sklearn_shapq.samplers._keyed import draw_seed
 
 _MAX_GAMES_PER_BLOCK = 4096
 _BLOCK_BYTES = 48 * 2**20
-"""Working memory of the estimator for one block of explained rows."""
+"""Working memory of the estimator for one block of games, in arrays of about a third of it each:
+large temporaries (above glibc's 32 MiB mmap threshold) were page-faulted anew on every block."""
 
 
 class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
@@ -91,8 +93,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           antithetic) and "stratified" (Castro et al. 2017, strata of feature × coalition size
           with variance-proportional reallocation). They are not exactly efficient.
         - "auto", by measurement (user guide, "Samplers and budget"): exact when 2^d <=
-          ``max_evals``; else "leverage_cv" for d <= 100 and ``max_evals`` >= 3d; else "orthogonal"
-          (plain "mc" when the budget cannot pay for a pair of orderings).
+          ``max_evals``; else, for d <= 100 and ``max_evals`` >= 3d, "leverage" on the game split
+          by ``background_parts``, or "leverage_cv" where ``max_evals`` is 40% of 2^d or more (or
+          nothing is split: one background row, ``tol``, ``background_parts=1``); else
+          "orthogonal", split as well (plain "mc" when the budget cannot pay for a pair of
+          orderings).
     max_evals : int or "auto", default="auto"
         Evaluations of the value function per explained row. Walks count v(∅) and v(N) once and
         d − 1 per ordering (antithetic and orthogonal spend whole pairs); exact costs 2^d;
@@ -127,26 +132,28 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         gives one output (the positive class), a multiclass one gives one output per class.
     background_parts : "auto" or int, default="auto"
         Split each row's game into this many games, one per equal part of the background, each
-        estimated with ``max_evals`` coalitions (or orderings) of its own; the row's values are
-        their mean. The game of a row x is the mean over background rows z of f(x_S, z_{N∖S}),
-        so the parts' games average to it; a part's coalition costs N / parts model rows, so the
-        model gets the same rows as with one part (``max_evals`` · N per explained row) but the
-        estimate sees ``parts`` times as many distinct coalitions, which is what its error is made
-        of: with one part per background row, 0.2-0.6x the error of shared coalitions at 5d-20d
-        evaluations (user guide, "Samplers and budget"). 1 is shap's way (every coalition against
-        the whole background). It must divide the number of background rows. "auto": one part per
-        background row where the estimate is sampled and the sampler draws for every row (not
-        "exact", "sobol", "herding", "sbq" or "leverage_cv", whose surrogates would be fitted per
-        part), without ``tol``, and below 40% of the 2^d coalitions; for the regressions at large d
-        fewer parts (:func:`~sklearn_shapq.explainers._auto_sampler.resolve_parts`), as each part
-        solves its own. Exact values do not depend on it. Standard errors combine the parts'.
+        estimated with its own draws at the budget of ``max_evals`` evaluations; the row's values
+        are their mean. The game of a row x is the mean over background rows z of
+        f(x_S, z_{N∖S}), so the parts' games average to it; a part's coalition costs N / parts
+        model rows, so the model gets the same rows as with one part (``max_evals`` · N per
+        explained row) but the estimate sees ``parts`` times as many distinct coalitions. Measured
+        with one part per background row: 0.2-0.6x the error of shared coalitions at 5d-10d
+        evaluations on xgboost, random forest, MLP, SVR, logistic, k-NN and polynomial models
+        (user guide, "Background parts", where a constructed model on which it loses is shown
+        too). 1 is shap's way (every coalition against the whole background). An int must divide
+        the number of background rows. "auto": one part per background row where the sampler
+        draws for every row (not "exact", "sobol", "herding", "sbq" or "leverage_cv", whose
+        surrogates would be fitted per part) and without ``tol``; for the regressions above d = 10
+        about N · 10 / d parts, as each part solves its own regression
+        (:func:`~sklearn_shapq.explainers._auto_sampler.resolve_parts`). Exact values do not
+        depend on it. Standard errors combine the parts' (Welch-Satterthwaite degrees of freedom).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where masked rows are built and averaged (numba on cpu, cupy on cuda). xgboost models
         predict on the same device.
     batch_size : int or "auto", default="auto"
         Most model rows per model call; "auto" fills 31 MiB of float64 rows on the CPU, 128 MiB on a
         GPU (shared by the calls in flight when ``n_jobs > 1``). Calls hold whole coalitions, so at
-        least N background rows.
+        least N / ``background_parts_`` rows.
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the background subsample and of every draw. A row's orderings or coalitions are
         keyed by (seed, the row's values, the settings): a row gets bit-identical values alone,
@@ -187,9 +194,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     -----
     ``explain`` changes no attribute, so it may run from several threads at once. What one call
     measured is on the returned Explanation, as ``explanation.diagnostics``: a dict with
-    "sampler", "n_evals" (evaluations each row used, v(∅) and v(N) included; fewer than
-    ``max_evals_`` with ``tol``), "n_model_rows" and "n_model_calls" (``fit`` additionally
-    evaluated the N background rows once for the base value).
+    "sampler", "background_parts", "n_evals" (evaluations each row used, v(∅) and v(N)
+    included; fewer than ``max_evals_`` with ``tol``; split, those of each part, whose
+    evaluations cost N / parts model rows), "n_model_rows" and "n_model_calls" (``fit``
+    additionally evaluated the N background rows once for the base value).
 
     Examples
     --------
@@ -383,26 +391,30 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         backend = resolve_backend(self.device)
         with backend.activate():
             model_fn = make_model_function(self.model, self.output, backend, codec)
-            with InterventionalGame(
-                model_fn,
-                backend.to_device(self.background_),
-                backend.to_device(array),
-                self.batch_size,
-                background_outputs=backend.to_device(self._background_outputs),
-                n_jobs=effective_n_jobs(self.n_jobs),
-                parts=self.background_parts_,
-            ) as game:
-                players = game if self.feature_groups is None else GroupedGame(game, groups)
-                estimator = SHAPLEY_ESTIMATORS[self.sampler_](
-                    self.sampler_,
-                    self.max_evals_,
-                    groups.n_players,
-                    seed,
-                    tol=self.tol,
-                    lam=self.lam,
-                    n_candidates=self.n_candidates,
+            background = backend.to_device(self.background_)
+            background_outputs = backend.to_device(self._background_outputs)
+
+            def game_of(rows: slice) -> InterventionalGame:
+                return InterventionalGame(
+                    model_fn,
+                    background,
+                    backend.to_device(array[rows]),
+                    self.batch_size,
+                    background_outputs=background_outputs,
+                    n_jobs=effective_n_jobs(self.n_jobs),
+                    parts=self.background_parts_,
                 )
-                values, stderr, dof, n_evals = self._estimate(players, game, estimator, keys)
+
+            estimator = SHAPLEY_ESTIMATORS[self.sampler_](
+                self.sampler_,
+                self.max_evals_,
+                groups.n_players,
+                seed,
+                tol=self.tol,
+                lam=self.lam,
+                n_candidates=self.n_candidates,
+            )
+            values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
         data, display_data = explanation_data(array, codec, None if self.feature_groups is None else groups)
         return make_explanation(
             values,
@@ -418,8 +430,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "sampler": self.sampler_,
                 "background_parts": self.background_parts_,
                 "n_evals": n_evals,
-                "n_model_rows": game.n_model_rows,
-                "n_model_calls": game.n_model_calls,
+                "n_model_rows": model_use[0],
+                "n_model_calls": model_use[1],
             },
         )
 
@@ -431,35 +443,46 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_GAMES_PER_BLOCK))
 
     def _estimate(
-        self, game: Game, interventional: InterventionalGame, estimator: ShapleyEstimator, keys: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Estimate every row of ``game`` (``interventional``, or its feature groups) block by block.
+        self, game_of: Callable[[slice], InterventionalGame], n_rows: int, estimator: ShapleyEstimator, keys: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+        """Estimate every row block by block, on the game ``game_of(rows)`` of each block of rows.
 
         Split by parts of the background, the games of a row are its parts' (keyed by the row's
         key and the part): the row's values are their mean, its variances the sum of theirs over
-        parts². A row's values do not depend on its block.
+        parts², its degrees of freedom Welch-Satterthwaite's; what a block holds is bounded by its
+        rows, whatever the parts. A row's values do not depend on its block.
+
+        Returns
+        -------
+        values, stderr : (n, d, k); dof, n_evals : (n,); (model rows, model calls)
         """
-        n_games, d, k = game.n_games, game.n_players, game.n_outputs
-        parts = interventional.parts
-        values, variance = np.empty((n_games, d, k)), np.empty((n_games, d, k))
-        dof, n_evals = np.empty(n_games), np.empty(n_games, dtype=np.int64)
-        keys = split_keys(keys, parts) if parts > 1 else keys
-        step = self._games_per_block(interventional, estimator)
-        game.full_value  # v(N) = f(x) of every row: one model call  # noqa: B018
-        with progress_bar(self.progress, n_games // parts, "explaining", "row") as bar:
-            for start in range(0, n_games, step):
-                block = np.arange(start, min(start + step, n_games))
-                estimate = estimator.estimate(game, block, keys[block])
-                values[block] = game.backend.to_numpy(estimate.values)
-                variance[block] = game.backend.to_numpy(estimate.stderr) ** 2
-                dof[block], n_evals[block] = estimate.dof, estimate.n_evals
-                bar.update(block.size / parts)
-        if parts == 1:
-            return values, np.sqrt(variance), dof, n_evals
-        values, variance = values.reshape(-1, parts, d, k), variance.reshape(-1, parts, d, k)
-        return (
-            values.mean(axis=1),
-            np.sqrt(variance.sum(axis=1)) / parts,
-            satterthwaite_dof(variance, dof.reshape(-1, parts)),
-            n_evals.reshape(-1, parts).max(axis=1),
-        )
+        parts, d, k = self.background_parts_, self.feature_groups_.n_players, self.n_outputs_
+        with game_of(slice(0, 1)) as probe:  # the block sizes (no model call)
+            games_step = self._games_per_block(probe, estimator)
+        rows_step = max(1, games_step // parts)
+        values, variance = np.zeros((n_rows, d, k)), np.zeros((n_rows, d, k))
+        spread, n_evals = np.zeros(n_rows), np.zeros(n_rows, dtype=np.int64)
+        model_rows = model_calls = 0
+        with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
+            for start in range(0, n_rows, rows_step):
+                rows = slice(start, min(start + rows_step, n_rows))
+                block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
+                with game_of(rows) as game:
+                    players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
+                    players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
+                    for first in range(0, players.n_games, games_step):
+                        games = np.arange(first, min(first + games_step, players.n_games))
+                        estimate = estimator.estimate(players, games, block_keys[games])
+                        part_variance = game.backend.to_numpy(estimate.stderr) ** 2
+                        row_of = start + games // parts
+                        np.add.at(values, row_of, game.backend.to_numpy(estimate.values))
+                        np.add.at(variance, row_of, part_variance)
+                        with np.errstate(divide="ignore", invalid="ignore"):  # inf dof: exact parts
+                            np.add.at(
+                                spread, row_of, part_variance.reshape(len(games), -1).sum(axis=1) ** 2 / estimate.dof
+                            )
+                        np.maximum.at(n_evals, row_of, estimate.n_evals)
+                    model_rows, model_calls = model_rows + game.n_model_rows, model_calls + game.n_model_calls
+                bar.update(rows.stop - rows.start)
+        dof = satterthwaite_dof(variance.reshape(n_rows, -1).sum(axis=1), spread)
+        return values / parts, np.sqrt(variance) / parts, dof, n_evals, (model_rows, model_calls)

@@ -50,7 +50,8 @@ class InterventionalGame(Game):
     batch_size : int or "auto"
         Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
         (:data:`GPU_MEMORY_BYTES` on a GPU; shared by the batches in flight when ``n_jobs > 1``). A
-        call holds at least one coalition's N rows, so a ``batch_size`` below N gives N-row calls.
+        call holds at least one coalition's rows (N / ``parts``), so a smaller ``batch_size`` gives
+        calls of that many rows.
     background_outputs : array of shape (N, k), optional
         The model's outputs on the background rows, if known (e.g. from an earlier fit);
         computed when omitted.

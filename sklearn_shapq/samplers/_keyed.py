@@ -105,7 +105,7 @@ def row_keys(seed: int, rows: np.ndarray) -> np.ndarray:
 
 
 def keyed_uniforms(keys: Any, counters: Any, xp: Any = np) -> Any:
-    """Uniform numbers in (0, 1) addressed by (key, counter): draw c of key k is the same anywhere.
+    """Uniform numbers in (0, 1] addressed by (key, counter): draw c of key k is the same anywhere.
 
     Draw c of key k is SplitMix64's output at state k + (c + 1) · γ, its top 53 bits as a float.
 

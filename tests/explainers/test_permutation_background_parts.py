@@ -69,8 +69,8 @@ def test_intervals_use_the_satterthwaite_degrees_of_freedom_of_the_parts():
 
 
 def test_satterthwaite_pools_the_parts_degrees_of_freedom():
-    variances = np.array([[[1.0], [3.0]], [[0.0], [0.0]]])  # (rows, parts, values)
-    dof = satterthwaite_dof(variances, np.array([[4.0, 9.0], [9.0, 9.0]]))
+    variances, dofs = np.array([1.0, 3.0]), np.array([4.0, 9.0])  # two parts of one row
+    dof = satterthwaite_dof(np.array([variances.sum(), 0.0]), np.array([(variances**2 / dofs).sum(), 0.0]))
     assert dof[0] == pytest.approx(16 / (1 / 4 + 9 / 9))
     assert dof[1] == np.inf  # exact parts
 
