@@ -277,6 +277,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--budgets-per-feature", nargs="*", type=int, default=[5, 10, 20, 50])
     parser.add_argument("--problems", nargs="*", default=None, help=f"a subset of {TABLE_PROBLEMS}")
+    parser.add_argument("--output", default=None, help="JSON name under benchmarks/results (default by mode)")
     args = parser.parse_args()
     names = ["synthetic8", "breast_cancer30"] if args.quick else (args.problems or TABLE_PROBLEMS)
     seeds = 2 if args.quick else args.seeds
@@ -303,7 +304,7 @@ def main() -> None:
             )
     third = [] if args.quick else [third_of_shap_budget(name, seeds) for name in THIRD_PROBLEMS]
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / ("bench_accuracy_quick.json" if args.quick else "bench_accuracy.json")
+    path = RESULTS / (args.output or ("bench_accuracy_quick.json" if args.quick else "bench_accuracy.json"))
     path.write_text(json.dumps({"settings": vars(args), "results": rows_out, "third_of_shap_budget": third}, indent=2))
     plot_results.accuracy(rows_out).savefig(path.with_suffix(".png"), dpi=110)
     print(f"wrote {path} and {path.with_suffix('.png')}")

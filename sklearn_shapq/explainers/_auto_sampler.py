@@ -11,8 +11,8 @@ from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, LeverageEstimator, Perm
 from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
 
 LEVERAGE_MAX_FEATURES = 100
-"""``sampler="auto"`` uses Leverage SHAP up to this d, the largest d of ``benchmarks/bench_accuracy.py``:
-there it had the lowest error of our estimators (0.80-0.91x orthogonal codes' at d = 100) at every
+"""``sampler="auto"`` uses Leverage SHAP on shared coalitions up to this d, the largest d of
+``benchmarks/bench_accuracy.py``: there it had the lowest error of our estimators (0.80-0.91x orthogonal codes' at d = 100) at every
 budget from 5d to 50d on xgboost models at d = 8, 30, 60 and 100, and the lowest of our defaults
 on an SVR at d = 10 (paired KernelSHAP's sizes did better there at 5d-10d)."""
 
@@ -45,6 +45,16 @@ seeds, 5d / 10d): 5 parts 0.58 / 0.65x at d = 60 and 0.58x at d = 100 (5d), 10 p
 0.54x and 0.47x."""
 
 
+SPLIT_LEVERAGE_MAX_FEATURES = 24
+"""Split by background parts, ``sampler="auto"`` takes Leverage SHAP up to this d and orthogonal
+codes above: the walks cost O(d) per coalition and get one part per background row, the
+regressions O(d²) and fewer parts (:data:`REGRESSION_SPLIT_FEATURES`). Orthogonal codes' error
+over Leverage SHAP's, both split (``benchmarks/bench_accuracy.py``, 50 background rows, 3 seeds,
+5d / 10d / 20d): 1.05 / 1.34 / 1.22 at d = 12, 1.01 / 1.26 / 1.20 at d = 16, 1.13 / 1.16 / 1.32
+at d = 20, but 0.72 / 0.79 / 0.86 at d = 30, 0.80 / 0.87 / 0.90 at d = 60 and 0.79 / 0.85 / 0.92
+at d = 100."""
+
+
 def auto_max_evals(d: int) -> int:
     """Default budget: max(500, 2 + 20 (d − 1)), i.e. shap's default 500 or ten antithetic pairs."""
     return max(500, 2 + 20 * (d - 1))
@@ -63,13 +73,14 @@ def resolve_sampler(
     ``max_evals="auto"`` is 2^d for ``sampler="exact"``, else :func:`auto_max_evals`.
     ``sampler="auto"``, by measurement (``benchmarks/bench_accuracy.py`` and
     ``benchmarks/bench_permutation.py``; the table is in the user guide): exact when 2^d fits the
-    budget; else Leverage SHAP for d <= 100 and budgets from 3d (it had 1.1-6x lower error than
-    our best permutation sampler at every measured d and budget), with the cross-fitted tree
-    control variate ("leverage_cv", 0.2-1.0x Leverage SHAP's error) where the game is not split
-    by background parts (split, the parts gained more: 0.2-0.6x the error of shared
-    "leverage_cv" at 5d-20d, and its surrogates would be fitted for every part) and its per-row
-    regression fits in memory; else orthogonal codes (never worse than antithetic pairs), or
-    plain Monte Carlo when the budget cannot pay for one pair of orderings. The kernel designs
+    budget; else, on games split by background parts, Leverage SHAP for d <= 24
+    (:data:`SPLIT_LEVERAGE_MAX_FEATURES`) and budgets from 3d, orthogonal codes above (the
+    parts gained more than the control variate: 0.2-0.6x the error of shared "leverage_cv" at
+    5d-20d, whose surrogates would be fitted for every part); on shared coalitions (nothing
+    split, or a budget of 40% of 2^d or more) Leverage SHAP with the cross-fitted tree control
+    variate ("leverage_cv", 0.2-1.0x Leverage SHAP's error) for d <= 100 and budgets from 3d
+    while its per-row regression fits in memory; else orthogonal codes (never worse than
+    antithetic pairs), or plain Monte Carlo when the budget cannot pay for one pair of orderings. The kernel designs
     (sobol, herding, sbq) are never chosen: at these budgets they measured worse than both. With
     d = 1 every sampler is exact (2 evaluations). The parts: :func:`resolve_parts`.
 
@@ -90,8 +101,10 @@ def resolve_sampler(
     --------
     >>> resolve_sampler("auto", "auto", 5), resolve_sampler("auto", 2000, 120)
     (('exact', 500, 1), ('orthogonal', 2000, 1))
-    >>> resolve_sampler("auto", 500, 30, n_background=100), resolve_sampler("auto", 500, 30, 1, n_background=100)
-    (('leverage', 500, 25), ('leverage_cv', 500, 1))
+    >>> resolve_sampler("auto", 300, 20, n_background=100), resolve_sampler("auto", 500, 30, n_background=100)
+    (('leverage', 300, 50), ('orthogonal', 500, 100))
+    >>> resolve_sampler("auto", 500, 30, 1, n_background=100)
+    ('leverage_cv', 500, 1)
     """
     if max_evals == "auto":
         budget = 2**d if sampler == "exact" and d <= MAX_ENUMERATED_PLAYERS else auto_max_evals(d)
@@ -159,7 +172,8 @@ def resolve_parts(background_parts: int | str, sampler: str, d: int, tol: float 
 def _auto_sampler(budget: int, d: int, split: bool) -> str:
     if d <= MAX_ENUMERATED_PLAYERS and 2**d <= budget:
         return "exact"
-    if d <= LEVERAGE_MAX_FEATURES and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
+    max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
+    if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
         for name in ("leverage",) if split else ("leverage_cv", "leverage"):  # the surrogates need more memory
             if SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None:
                 return name

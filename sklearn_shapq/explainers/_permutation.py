@@ -93,11 +93,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           antithetic) and "stratified" (Castro et al. 2017, strata of feature × coalition size
           with variance-proportional reallocation). They are not exactly efficient.
         - "auto", by measurement (user guide, "Samplers and budget"): exact when 2^d <=
-          ``max_evals``; else, for d <= 100 and ``max_evals`` >= 3d, "leverage" on the game split
-          by ``background_parts``, or "leverage_cv" where ``max_evals`` is 40% of 2^d or more (or
-          nothing is split: one background row, ``tol``, ``background_parts=1``); else
-          "orthogonal", split as well (plain "mc" when the budget cannot pay for a pair of
-          orderings).
+          ``max_evals``; else on the game split by ``background_parts``, "leverage" for d <= 24
+          and ``max_evals`` >= 3d, "orthogonal" otherwise; "leverage_cv" for d <= 100 (and
+          ``max_evals`` >= 3d) where ``max_evals`` is 40% of 2^d or more or nothing is split (one
+          background row, ``tol``, ``background_parts=1``); else "orthogonal" (plain "mc" when
+          the budget cannot pay for a pair of orderings).
     max_evals : int or "auto", default="auto"
         Evaluations of the value function per explained row. Walks count v(∅) and v(N) once and
         d − 1 per ordering (antithetic and orthogonal spend whole pairs); exact costs 2^d;

@@ -96,12 +96,13 @@ def test_auto_never_picks_a_sampler_that_refuses():
         (100, 8, 50, ("leverage", 100, 50)),  # 100 < 40% of 2^8
         (int(SPLIT_MAX_SHARE * 2**8) + 1, 8, 50, ("leverage_cv", 103, 1)),  # the shared control variate
         (500, 8, 50, ("exact", 500, 1)),
-        (500, 30, 100, ("leverage", 500, 25)),  # 100 · 10 / 30 = 33: the largest divisor of 100 below
-        (2000, 100, 50, ("leverage", 2000, 5)),
+        (300, 20, 100, ("leverage", 300, 50)),  # 100 · 10 / 20: the regression's parts
+        (500, 30, 100, ("orthogonal", 500, 100)),  # split, above d = 24: walks on every background row
+        (2000, 100, 50, ("orthogonal", 2000, 50)),
         (2000, 120, 50, ("orthogonal", 2000, 50)),  # walks cost O(d) a coalition: every background row
         (20, 16, 100, ("mc", 20, 100)),
         (300, 10, 7, ("leverage", 300, 7)),
-        (500, 30, 7, ("leverage", 500, 1)),  # 7 is prime: one part or seven
+        (500, 22, 7, ("leverage", 500, 1)),  # 7 is prime: one part or seven
     ],
 )
 def test_auto_splits_the_background_where_it_measured_better(max_evals, d, n_background, expected):
