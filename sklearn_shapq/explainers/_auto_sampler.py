@@ -12,9 +12,10 @@ from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
 
 LEVERAGE_MAX_FEATURES = 100
 """``sampler="auto"`` uses Leverage SHAP on shared coalitions up to this d, the largest d of
-``benchmarks/bench_accuracy.py``: there it had the lowest error of our estimators (0.80-0.91x orthogonal codes' at d = 100) at every
-budget from 5d to 50d on xgboost models at d = 8, 30, 60 and 100, and the lowest of our defaults
-on an SVR at d = 10 (paired KernelSHAP's sizes did better there at 5d-10d)."""
+``benchmarks/bench_accuracy.py``: there, shared, it had the lowest error of our estimators
+(0.80-0.91x orthogonal codes' at d = 100) at every budget from 5d to 50d on xgboost models at
+d = 8, 30, 60 and 100, and the lowest of our defaults on an SVR at d = 10 (paired KernelSHAP's
+sizes did better there at 5d-10d)."""
 
 LEVERAGE_MIN_EVALS_PER_FEATURE = 3
 """``sampler="auto"`` uses Leverage SHAP from 3d evaluations per row: at d = 16 it had 0.80x
