@@ -94,9 +94,9 @@ class PermutationWalkEstimator(ShapleyEstimator):
         return max(1, ROW_MASK_BYTES // max(1, self.source.unit_size * (d - 1) * d))
 
     def bytes_per_game(self, n_outputs: int) -> int:
-        """Masks and contributions of one chunk, plus the kept units of a weighted design."""
+        """Masks and contributions of one chunk (at most the row's units), plus the kept units of a weighted design."""
         d = self.n_players
-        orderings = self._chunk_units() * self.source.unit_size
+        orderings = min(self._chunk_units(), self.source.n_units) * self.source.unit_size
         kept = 0 if self.source.uniform_weights else self.source.n_units * d * n_outputs * 8
         return orderings * (d - 1) * d + 3 * orderings * (d + 1) * n_outputs * 8 + kept
 
