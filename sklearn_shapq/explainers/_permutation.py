@@ -323,16 +323,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
-        self._fitted_plan = (
-            self.model,
-            self.output,
-            self.sampler,
-            self.max_evals,
-            self.tol,
-            self.feature_groups,
-            self.background_parts,
-        )
+        self._fitted_model, self._fitted_plan = self.model, self._plan_settings()
         return self
+
+    def _plan_settings(self) -> tuple:
+        """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
+        return (self.output, self.sampler, self.max_evals, self.tol, self.feature_groups, self.background_parts)
 
     def explain(self, X: Any) -> Any:
         """Explain rows of ``X``.
@@ -356,19 +352,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_is_fitted(self, "background_")
         self._validate_params()  # parameters set after fit (batch_size, n_jobs, device, …)
-        fitted = self._fitted_plan
-        if (
-            self.model is not fitted[0]
-            or (
-                self.output,
-                self.sampler,
-                self.max_evals,
-                self.tol,
-                self.feature_groups,
-                self.background_parts,
-            )
-            != fitted[1:]
-        ):
+        if self.model is not self._fitted_model or self._plan_settings() != self._fitted_plan:
             raise ValueError(
                 "model, output, sampler, max_evals, tol, feature_groups or background_parts changed since fit: call "
                 "fit again so that the base value, the players and the plan of the budget match."
