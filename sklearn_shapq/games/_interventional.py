@@ -31,8 +31,8 @@ class InterventionalGame(Game):
     prediction over the background, is the same for every row; v(N) = f(x) costs one model row
     per explained row, all in one call.
 
-    With ``parts`` > 1, each row's game is split by background row: the background is cut into
-    ``parts`` equal consecutive parts, and game r · parts + j is the mean over part j only. The
+    With ``parts`` > 1, each row's game is split by parts of the background: the background is
+    cut into ``parts`` equal consecutive parts, and game r · parts + j is the mean over part j only. The
     mean of a row's games is its interventional game (and their Shapley values' mean its Shapley
     values), while a coalition costs N / parts model rows: an estimator that draws every game's
     coalitions from its own key sees ``parts`` times as many distinct coalitions for the same
@@ -140,7 +140,7 @@ class InterventionalGame(Game):
         return self.model_fn(rows)
 
     def corner_values(self) -> tuple[Any, Any]:
-        """v(∅) from the background (shared by every row) and v(N) = f(x) in one model call."""
+        """v(∅) from the background outputs (each part's mean) and v(N) = f(x) in one model call."""
         xp = self.backend.xp
         if self.parts == 1:
             return xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs)), self._model(self.x)
