@@ -118,6 +118,8 @@ def resolve_sampler(
         split = background_parts != 1 and tol is None and n_background > 1
         split = split and (background_parts != "auto" or d > MAX_ENUMERATED_PLAYERS or budget < SPLIT_MAX_SHARE * 2**d)
         sampler = _auto_sampler(budget, d, split)
+        if split and resolve_parts(background_parts, sampler, d, tol, n_background) == 1:
+            sampler = _auto_sampler(budget, d, False)  # no divisor of N gives the regression parts
     reason = SHAPLEY_ESTIMATORS[sampler].refusal(sampler, budget, d)
     if reason is not None:
         raise ValueError(

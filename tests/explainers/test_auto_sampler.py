@@ -102,7 +102,7 @@ def test_auto_never_picks_a_sampler_that_refuses():
         (2000, 120, 50, ("orthogonal", 2000, 50)),  # walks cost O(d) a coalition: every background row
         (20, 16, 100, ("mc", 20, 100)),
         (300, 10, 7, ("leverage", 300, 7)),
-        (500, 22, 7, ("leverage", 500, 1)),  # 7 is prime: one part or seven
+        (500, 22, 7, ("leverage_cv", 500, 1)),  # 7 is prime: one part or seven, so the shared control variate
     ],
 )
 def test_auto_splits_the_background_where_it_measured_better(max_evals, d, n_background, expected):
