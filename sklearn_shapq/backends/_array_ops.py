@@ -16,6 +16,7 @@ import scipy.special
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_array
+from sklearn_shapq.backends._paired_regression import paired_normal_matrices_array, paired_right_sides_array
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
 
 PAIR_BLOCK_BYTES = 128 * 2**20
@@ -135,6 +136,47 @@ class ArrayBackend:
             return rows
         out[...] = rows
         return out
+
+    def paired_normal_matrices(self, first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int) -> Any:
+        """Return the normal matrix of each group of complementary pairs: Σ over its pairs of 2 w c cᵀ.
+
+        The regression of Leverage SHAP (:mod:`sklearn_shapq.backends._paired_regression`): pair p
+        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − |S| / d and −c
+        add the same term.
+
+        Parameters
+        ----------
+        first_masks : bool array of shape (B, P, d)
+            S_p of each pair of each of B games.
+        weights : float array of shape (P,)
+            w_p, shared by the games.
+        groups : int array of shape (P,)
+            The group (0 … n_groups − 1) of each pair, on the host.
+        n_groups : int
+
+        Returns
+        -------
+        float array of shape (B, n_groups, d, d)
+        """
+        return paired_normal_matrices_array(first_masks, weights, groups, n_groups, self.xp)
+
+    def paired_right_sides(
+        self, first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, pair_targets: Any
+    ) -> Any:
+        """Return the right side of each group of complementary pairs: Σ over its pairs of w c (b_S − b_{N∖S}).
+
+        Parameters
+        ----------
+        first_masks, weights, groups, n_groups
+            As in :meth:`paired_normal_matrices`.
+        pair_targets : float array of shape (B, P, k)
+            b_S − b_{N∖S} of each pair: the difference of the regression's targets.
+
+        Returns
+        -------
+        float array of shape (B, n_groups, d, k)
+        """
+        return paired_right_sides_array(first_masks, weights, groups, n_groups, pair_targets, self.xp)
 
     def background_mean(self, outputs: Any, n_background: int) -> Any:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""

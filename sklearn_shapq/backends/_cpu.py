@@ -8,6 +8,7 @@ import numpy as np
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
+from sklearn_shapq.backends._paired_regression import paired_normal_matrices_numba, paired_right_sides_numba
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
@@ -112,6 +113,29 @@ class CpuBackend(ArrayBackend):
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
         run_ranges(lambda start, stop: _part_masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
         return out
+
+    def paired_normal_matrices(
+        self, first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int
+    ) -> np.ndarray:
+        """Return the normal matrices of groups of pairs by numba (:meth:`ArrayBackend.paired_normal_matrices`).
+
+        Equal to the array path up to the order of the additions.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> masks, weights, groups = rng.random((3, 20, 6)) < 0.4, rng.random(20), np.arange(20) % 4
+        >>> fast = CpuBackend().paired_normal_matrices(masks, weights, groups, 4)
+        >>> fast.shape, bool(np.allclose(fast, ArrayBackend(np).paired_normal_matrices(masks, weights, groups, 4)))
+        ((3, 4, 6, 6), True)
+        """
+        return paired_normal_matrices_numba(first_masks, weights, groups, n_groups)
+
+    def paired_right_sides(
+        self, first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int, pair_targets: np.ndarray
+    ) -> np.ndarray:
+        """Return the right sides of groups of pairs by numba (:meth:`ArrayBackend.paired_right_sides`)."""
+        return paired_right_sides_numba(first_masks, weights, groups, n_groups, pair_targets)
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
         """Feature orderings defined by round keys, by a numba kernel on threads.

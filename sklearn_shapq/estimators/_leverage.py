@@ -173,18 +173,19 @@ class _Design:
 
     Attributes
     ----------
-    sizes : (B, 2P) coalition sizes; centred : (B, 2P, d) z − |S| / d; weighted : centred times the
-    kernel weight; members : the coalitions of each jackknife group (−1 first: classes listed whole);
-    full_normal : (B, d, d); normal : (B, G, d, d), the part of each group; xp : the array module.
+    first_masks : (B, P, d) the first coalition S of each pair; pair_sizes : (P,) |S|;
+    weights : (P,) the kernel weight of a pair's two coalitions; groups : (P,) 0 for the classes
+    listed whole, 1 … G for the jackknife's groups (host); full_normal : (B, d, d); normal :
+    (B, G, d, d), the part of each group; backend : the array backend.
     """
 
-    sizes: Any
-    centred: Any
-    weighted: Any
-    members: list
+    first_masks: Any
+    pair_sizes: np.ndarray
+    weights: np.ndarray
+    groups: np.ndarray
     full_normal: Any
     normal: Any
-    xp: Any
+    backend: Any
 
 
 @register_estimator("leverage")
@@ -243,48 +244,40 @@ class LeverageEstimator(ShapleyEstimator):
 
     def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
         """Solve every row's regression in one batched solve; jackknife standard errors."""
-        masks, values, empty, total = self._evaluate(game, games, keys)
-        design = self._design(masks, game.backend.xp)
-        phi, stderr, _ = self._regress(design, values, empty, total)
+        masks, values, total = self._evaluate(game, games, keys)
+        design = self._design(masks, game.backend)
+        phi, stderr, _ = self._regress(design, values, total)
         return self._estimate(phi, stderr)
 
-    def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any, Any]:
-        """Return the rows' coalitions (B, 2P, d) and values (B, 2P, k), v(∅) and v(N) − v(∅) (B, k)."""
+    def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any]:
+        """Return the rows' coalitions (B, 2P, d), values (B, 2P, k) and v(N) − v(∅) (B, k)."""
         masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
         values = game.grid(games, masks)
         on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices
-        empty, full = game.empty_value[on_device], game.full_value[on_device]
-        return masks, values, empty, full - empty
+        return masks, values, game.full_value[on_device] - game.empty_value[on_device]
 
-    def _design(self, masks: Any, xp: Any) -> _Design:
-        """Centred masks, their weights and the normal matrices of the pairs of each jackknife group."""
+    def _design(self, masks: Any, backend: Any) -> _Design:
+        """Return the pairs' first coalitions, weights and groups, and the normal matrices of each jackknife group."""
         d = self.n_players
-        z = masks.astype(xp.float64)
-        sizes = z.sum(axis=2)  # (B, 2P)
-        centred = z - sizes[:, :, None] / d
-        per_size = xp.asarray(self._coalitions_per_size(), dtype=xp.float64)
-        weights = 1.0 / (per_size[sizes.astype(xp.intp)] * sizes * (d - sizes))  # (B, 2P)
-        weighted = centred * weights[:, :, None]
-        pair_group = self._jackknife_groups()  # -1: a class listed whole (no sampling)
-        groups = range(-1, int(pair_group.max()) + 1)
-        members = [xp.asarray(np.flatnonzero(pair_group.repeat(2) == g)) for g in groups]  # coalitions
-        pair_members = [xp.asarray(np.flatnonzero(pair_group == g)) for g in groups]
-        # N ∖ S has S's weight and centred mask negated, so a pair adds twice its first coalition's
-        # term: the normal matrices from the first coalitions, by batched matrix products
-        first_weighted, first_centred = weighted[:, ::2].transpose(0, 2, 1), centred[:, ::2]
-        normal = 2 * xp.stack(
-            [xp.matmul(first_weighted[:, :, m], first_centred[:, m]) for m in pair_members], axis=1
-        )  # (B, 1 + G, d, d): a loop over the few groups
-        return _Design(sizes, centred, weighted, members, normal.sum(axis=1), normal[:, 1:], xp)
+        pair_sizes = np.repeat(np.arange(1, self.pairs.size + 1), self.pairs)  # a pair of class t: |S| = t
+        weights = 1.0 / (self._coalitions_per_size()[pair_sizes] * pair_sizes * (d - pair_sizes))
+        groups = self._jackknife_groups() + 1  # 0: the classes listed whole (no sampling)
+        first_masks = masks[:, ::2]
+        normal = backend.paired_normal_matrices(first_masks, weights, groups, int(groups.max()) + 1)
+        return _Design(first_masks, pair_sizes, weights, groups, normal.sum(axis=1), normal[:, 1:], backend)
 
-    def _regress(self, design: _Design, values: Any, empty: Any, total: Any) -> tuple[Any, Any, Any]:
+    def _regress(self, design: _Design, values: Any, total: Any) -> tuple[Any, Any, Any]:
         """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
 
         The leave-out solutions are the regressions without group g's pairs, centred (φ − total / d).
+        A pair's targets b = v − v(∅) − |S| (v(N) − v(∅)) / d enter as the difference of its two.
         """
-        xp, d = design.xp, self.n_players
-        targets = values - empty[:, None, :] - design.sizes[:, :, None] * total[:, None, :] / d
-        right = xp.stack([xp.einsum("bmi,bmk->bik", design.weighted[:, m], targets[:, m]) for m in design.members], 1)
+        xp, d = design.backend.xp, self.n_players
+        shift = xp.asarray(2 * design.pair_sizes - d, dtype=xp.float64)[None, :, None] / d
+        pair_targets = values[:, ::2] - values[:, 1::2] - shift * total[:, None, :]
+        right = design.backend.paired_right_sides(
+            design.first_masks, design.weights, design.groups, design.normal.shape[1] + 1, pair_targets
+        )
         full_right, right = right.sum(axis=1), right[:, 1:]
         phi = self._solve(design.full_normal, full_right, xp) + total[:, None, :] / d
         n_groups = right.shape[1]

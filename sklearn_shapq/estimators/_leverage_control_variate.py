@@ -115,10 +115,10 @@ class LeverageControlVariateEstimator(LeverageEstimator):
 
     def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
         """Leverage SHAP's regression, the surrogates of each fold, and the regression of the corrected values."""
-        masks, values, empty, total = self._evaluate(game, games, keys)
+        masks, values, total = self._evaluate(game, games, keys)
         xp = game.backend.xp
-        design = self._design(masks, xp)
-        phi, stderr, leave_out = self._regress(design, values, empty, total)
+        design = self._design(masks, game.backend)
+        phi, stderr, leave_out = self._regress(design, values, total)
         if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
             return self._estimate(phi, stderr)
         own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, design, leave_out, game.backend)
@@ -132,7 +132,6 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         both, _, leave_out_both = self._regress(
             design,
             xp.concatenate([corrected, values - own_fold], axis=2),
-            xp.concatenate([empty, empty], axis=1),
             xp.concatenate([residual_total, residual_total], axis=1),
         )
         n_outputs = values.shape[2]
@@ -148,9 +147,10 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         xp = backend.xp
         rows, n_coalitions, d = masks.shape
         n_outputs, n_folds = values.shape[2], leave_out.shape[1]
-        sizes = design.sizes[:, :, None]
+        sizes = masks.sum(axis=2, keepdims=True)
         odd_targets = _odd_part(values, xp) - (2 * sizes - d) * total[:, None, :] / (2 * d)
-        fitted = xp.einsum("bci,bgik->bckg", design.centred, leave_out)  # the out-of-fold linear fits, (B, 2P, k, G)
+        centred = masks.astype(xp.float64) - sizes / d
+        fitted = xp.einsum("bci,bgik->bckg", centred, leave_out)  # the out-of-fold linear fits, (B, 2P, k, G)
         residuals = (odd_targets[..., None] - fitted).reshape(rows, n_coalitions, n_outputs * n_folds)
         group = xp.asarray(self._jackknife_groups().repeat(2))  # fold of each coalition; -1: listed whole
         training = (group[:, None] != xp.arange(n_folds)).astype(xp.float64)  # (2P, G)

@@ -254,7 +254,9 @@ def test_generic_array_backend_gives_the_same_estimates(name):
     rng = np.random.default_rng(5)
     f = random_polynomial_model(d, rng)
     background, X = rng.normal(size=(5, d)), rng.normal(size=(3, d))
-    budget = _budget(name, d)
+    # regressions: 6 of the 7 pairs, so that every leave-one-group-out system is regular (with 3
+    # pairs it is singular up to the ridge, which magnifies the kernels' other order of additions)
+    budget = 14 if name in REGRESSIONS else _budget(name, d)
     cpu, _ = run_estimator(name, interventional_game(f, background, X), budget, seed=1)
     twin_game = interventional_game(f, background, X, backend=ArrayBackend(np, "twin"))
     twin, _ = run_estimator(name, twin_game, budget, seed=1)

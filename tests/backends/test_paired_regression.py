@@ -1,0 +1,87 @@
+"""The paired regression's normal equations: numba kernels and array twins against sums written out."""
+
+import numpy as np
+import pytest
+
+from sklearn_shapq.backends import ArrayBackend, CpuBackend
+
+from strict_twin import StrictBackend
+
+BACKENDS = [CpuBackend(), ArrayBackend(np, "numpy-twin"), StrictBackend()]
+IDS = ["numba", "numpy twin", "strict twin"]
+
+
+def _problem(seed, games=3, pairs=17, d=7, n_groups=4, n_outputs=2):
+    rng = np.random.default_rng(seed)
+    masks = rng.random((games, pairs, d)) < rng.uniform(0.1, 0.9, size=(games, pairs, 1))
+    masks[0, 0] = False  # an empty coalition (its complement is every player)
+    masks[1, 0] = True
+    weights = rng.uniform(0.1, 2.0, pairs)
+    groups = rng.integers(0, n_groups, pairs)
+    coalition_targets = rng.normal(size=(games, pairs, 2, n_outputs))  # b_S and b_{N∖S}
+    return masks, weights, groups, n_groups, coalition_targets
+
+
+def _written_out(masks, weights, groups, n_groups, coalition_targets):
+    """Σ over the group's pairs and both coalitions of w c cᵀ and w c b, coalition by coalition."""
+    games, pairs, d = masks.shape
+    normal = np.zeros((games, n_groups, d, d))
+    right = np.zeros((games, n_groups, d, coalition_targets.shape[3]))
+    for b in range(games):
+        for p in range(pairs):
+            for side, z in enumerate((masks[b, p], ~masks[b, p])):
+                centred = z - z.sum() / d
+                normal[b, groups[p]] += weights[p] * np.outer(centred, centred)
+                right[b, groups[p]] += weights[p] * np.outer(centred, coalition_targets[b, p, side])
+    return normal, right
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_normal_equations_equal_the_sums_written_out(backend, seed):
+    masks, weights, groups, n_groups, coalition_targets = _problem(seed)
+    normal, right = _written_out(masks, weights, groups, n_groups, coalition_targets)
+    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
+    on_device = backend.to_device
+    got_normal = backend.paired_normal_matrices(on_device(masks), weights, groups, n_groups)
+    got_right = backend.paired_right_sides(on_device(masks), weights, groups, n_groups, on_device(pair_targets))
+    np.testing.assert_allclose(backend.to_numpy(got_normal), normal, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(got_right), right, rtol=1e-12, atol=1e-12)
+
+
+def test_normal_matrices_are_symmetric_and_annihilate_the_ones():
+    """Centred masks are orthogonal to 1, so every normal matrix maps 1 to 0: what makes the solve efficient."""
+    masks, weights, groups, n_groups, _ = _problem(2, d=12, pairs=40)
+    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
+    np.testing.assert_array_equal(normal, normal.transpose(0, 1, 3, 2))
+    np.testing.assert_allclose(normal.sum(axis=3), 0.0, atol=1e-12)
+
+
+def test_threads_split_the_games_without_changing_the_sums(monkeypatch):
+    from sklearn_shapq.backends import _paired_regression
+
+    masks, weights, groups, n_groups, coalition_targets = _problem(3, games=9)
+    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
+    serial = (
+        CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups),
+        CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets),
+    )
+    monkeypatch.setattr(_paired_regression, "_MIN_THREAD_ADDITIONS", 1)  # one game per thread is worth it
+    threaded = (
+        CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups),
+        CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets),
+    )
+    for one, other in zip(serial, threaded, strict=True):
+        np.testing.assert_array_equal(one, other)
+
+
+@pytest.mark.parametrize(
+    ("weights", "groups", "message"),
+    [(np.ones(3), np.zeros(5, dtype=int), "one per pair"), (np.ones(5), np.full(5, 4), r"groups must lie in \[0, 4\)")],
+)
+def test_kernels_refuse_inconsistent_pairs(weights, groups, message):
+    masks = np.zeros((2, 5, 4), dtype=bool)
+    with pytest.raises(ValueError, match=message):
+        CpuBackend().paired_normal_matrices(masks, weights, groups, 4)
+    with pytest.raises(ValueError, match=message):
+        CpuBackend().paired_right_sides(masks, weights, groups, 4, np.zeros((2, 5, 1)))
