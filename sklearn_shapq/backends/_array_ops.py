@@ -16,7 +16,11 @@ import scipy.special
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_array
-from sklearn_shapq.backends._paired_regression import paired_normal_matrices_array, paired_right_sides_array
+from sklearn_shapq.backends._paired_regression import (
+    paired_normal_matrices_array,
+    paired_right_sides_array,
+    paired_solutions_array,
+)
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
 
 PAIR_BLOCK_BYTES = 128 * 2**20
@@ -177,6 +181,29 @@ class ArrayBackend:
         float array of shape (B, n_groups, d, k)
         """
         return paired_right_sides_array(first_masks, weights, groups, n_groups, pair_targets, self.xp)
+
+    def paired_solutions(self, normal: Any, right: Any, leave_outs: bool) -> tuple[Any, Any]:
+        """Solve the regression on complementary pairs: with every group, and without each group g ≥ 1.
+
+        The system of a set of groups is Σ normal_g + 11ᵀ / d + λ I (λ: ``RIDGE`` times the mean
+        diagonal of Σ normal_g) with right side Σ right_g; see
+        :mod:`sklearn_shapq.backends._paired_regression`. Group 0 (pairs not sampled) stays in every system.
+
+        Parameters
+        ----------
+        normal : float array of shape (B, n_groups, d, d)
+            :meth:`paired_normal_matrices`.
+        right : float array of shape (B, n_groups, d, k)
+            :meth:`paired_right_sides`.
+        leave_outs : bool
+            Whether to solve the leave-one-group-out systems too.
+
+        Returns
+        -------
+        full : float array of shape (B, d, k)
+        leave_out : float array of shape (B, n_groups − 1, d, k), or None without ``leave_outs``
+        """
+        return paired_solutions_array(normal, right, leave_outs, self.xp)
 
     def background_mean(self, outputs: Any, n_background: int) -> Any:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""

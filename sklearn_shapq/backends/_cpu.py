@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
-from sklearn_shapq.backends._paired_regression import paired_normal_matrices_numba, paired_right_sides_numba
+from sklearn_shapq.backends._paired_regression import (
+    paired_normal_matrices_numba,
+    paired_right_sides_numba,
+    paired_solutions_numba,
+)
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
@@ -136,6 +142,24 @@ class CpuBackend(ArrayBackend):
     ) -> np.ndarray:
         """Return the right sides of groups of pairs by numba (:meth:`ArrayBackend.paired_right_sides`)."""
         return paired_right_sides_numba(first_masks, weights, groups, n_groups, pair_targets)
+
+    def paired_solutions(self, normal: np.ndarray, right: np.ndarray, leave_outs: bool) -> tuple[np.ndarray, Any]:
+        """Solve the paired regression's systems by a numba kernel (:meth:`ArrayBackend.paired_solutions`).
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> masks, weights, groups = rng.random((2, 30, 5)) < 0.4, rng.random(30), np.arange(30) % 4
+        >>> backend, twin = CpuBackend(), ArrayBackend(np)
+        >>> normal = backend.paired_normal_matrices(masks, weights, groups, 4)
+        >>> right = backend.paired_right_sides(masks, weights, groups, 4, rng.normal(size=(2, 30, 1)))
+        >>> full, leave_out = backend.paired_solutions(normal, right, leave_outs=True)
+        >>> full.shape, leave_out.shape
+        ((2, 5, 1), (2, 3, 5, 1))
+        >>> bool(np.allclose(leave_out, twin.paired_solutions(normal, right, leave_outs=True)[1]))
+        True
+        """
+        return paired_solutions_numba(normal, right, leave_outs)
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
         """Feature orderings defined by round keys, by a numba kernel on threads.

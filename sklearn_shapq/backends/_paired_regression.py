@@ -15,6 +15,14 @@ its own sums, from which the estimator forms the full system and the leave-one-g
   output for the right side instead of d² and d, without temporaries; games on
   :func:`~sklearn_shapq.backends._threads.run_ranges` threads. Equal to the array path up to
   the order of the additions.
+
+The solves (:func:`paired_solutions_array`, :func:`paired_solutions_numba`): the system of a set of
+pairs is its normal matrix plus 11ᵀ / d (the efficiency constraint; every centred mask and right
+side is orthogonal to 1) plus a ridge of :data:`RIDGE` times its mean diagonal; the full system
+holds every group, and the leave-one-group-out systems all but one of groups 1 … G (group 0, the
+classes listed whole, is never left out). The array path is one batched ``xp.linalg.solve``; the
+numba path forms each system in place and solves it by LU with partial pivoting, as LAPACK's
+``gesv`` does, without the (B, G, d, d) temporaries.
 """
 
 from __future__ import annotations
@@ -28,6 +36,9 @@ from sklearn_shapq.backends._threads import run_ranges
 
 _MIN_THREAD_ADDITIONS = 1 << 17
 """Additions per thread below which a second thread is not worth starting."""
+
+RIDGE = 1e-10
+"""Ridge of a system, relative to the mean diagonal of its normal matrix."""
 
 
 def paired_normal_matrices_array(first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, xp: Any) -> Any:
@@ -52,6 +63,25 @@ def paired_right_sides_array(
     _, weighted = _centred_weighted(first_masks, weights, xp)
     members = _group_members(groups, n_groups, xp)
     return xp.stack([xp.einsum("bpi,bpk->bik", weighted[:, m], pair_targets[:, m]) for m in members], axis=1)
+
+
+def paired_solutions_array(normal: Any, right: Any, leave_outs: bool, xp: Any) -> tuple[Any, Any]:
+    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
+
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; one batched solve.
+    """
+    full_normal, full_right = normal.sum(axis=1), right.sum(axis=1)
+    full = _solve_array(full_normal, full_right, xp)
+    if not leave_outs:
+        return full, None
+    return full, _solve_array(full_normal[:, None] - normal[:, 1:], full_right[:, None] - right[:, 1:], xp)
+
+
+def _solve_array(normal: Any, right: Any, xp: Any) -> Any:
+    """X of (normal + 11ᵀ / d + λ I) x = right, batched over the leading axes."""
+    d = normal.shape[-1]
+    ridge = RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
+    return xp.linalg.solve(normal + 1.0 / d + ridge * xp.eye(d), right)
 
 
 def _centred_weighted(first_masks: Any, weights: Any, xp: Any) -> tuple[Any, Any]:
@@ -104,6 +134,25 @@ def paired_right_sides_numba(
 
     run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, n_pairs * d * targets.shape[2] // 2))
     return out
+
+
+def paired_solutions_numba(normal: np.ndarray, right: np.ndarray, leave_outs: bool) -> tuple[np.ndarray, Any]:
+    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
+
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; a numba kernel on threads.
+    """
+    normal = np.ascontiguousarray(normal, dtype=np.float64)
+    right = np.ascontiguousarray(right, dtype=np.float64)
+    n_games, n_groups, d, _ = normal.shape
+    full = np.empty((n_games, d, right.shape[3]), dtype=np.float64)
+    leave_out = np.empty((n_games, n_groups - 1 if leave_outs else 0, d, right.shape[3]), dtype=np.float64)
+
+    def games(start: int, stop: int) -> None:
+        _solve_kernel(normal, right, full, leave_out, start, stop)
+
+    systems = 1 + leave_out.shape[1]
+    run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, systems * d**3 // 3))
+    return full, leave_out if leave_outs else None
 
 
 def _kernel_inputs(
@@ -184,3 +233,69 @@ def _right_side_kernel(
             for i in range(d):
                 for k in range(n_outputs):
                     out[b, g, i, k] -= shift[g, k]
+
+
+@numba.njit(nogil=True, cache=True)
+def _solve_kernel(
+    normal: np.ndarray, right: np.ndarray, full: np.ndarray, leave_out: np.ndarray, start: int, stop: int
+) -> None:  # pragma: no cover - numba
+    n_groups, d, n_outputs = normal.shape[1], normal.shape[2], right.shape[3]
+    full_normal = np.empty((d, d))
+    full_right = np.empty((d, n_outputs))
+    system = np.empty((d, d))
+    rhs = np.empty((d, n_outputs))
+    for b in range(start, stop):
+        full_normal[:] = 0.0
+        full_right[:] = 0.0
+        for g in range(n_groups):
+            full_normal += normal[b, g]
+            full_right += right[b, g]
+        system[:] = full_normal
+        rhs[:] = full_right
+        _solve_in_place(system, rhs)
+        full[b] = rhs
+        for g in range(leave_out.shape[1]):  # without group g + 1
+            for i in range(d):
+                for j in range(d):
+                    system[i, j] = full_normal[i, j] - normal[b, g + 1, i, j]
+                for k in range(n_outputs):
+                    rhs[i, k] = full_right[i, k] - right[b, g + 1, i, k]
+            _solve_in_place(system, rhs)
+            leave_out[b, g] = rhs
+
+
+@numba.njit(nogil=True, cache=True)
+def _solve_in_place(system: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover - numba
+    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by LU with partial pivoting; ``system`` is overwritten."""
+    d, n_outputs = system.shape[0], rhs.shape[1]
+    trace = 0.0
+    for i in range(d):
+        trace += system[i, i]
+    ridge = RIDGE * max(trace / d, 1e-300)
+    for i in range(d):
+        for j in range(d):
+            system[i, j] += 1.0 / d
+        system[i, i] += ridge
+    for col in range(d):
+        pivot = col
+        for i in range(col + 1, d):
+            if abs(system[i, col]) > abs(system[pivot, col]):
+                pivot = i
+        if pivot != col:
+            for j in range(d):
+                system[col, j], system[pivot, j] = system[pivot, j], system[col, j]
+            for k in range(n_outputs):
+                rhs[col, k], rhs[pivot, k] = rhs[pivot, k], rhs[col, k]
+        for i in range(col + 1, d):
+            factor = system[i, col] / system[col, col]
+            if factor != 0.0:
+                for j in range(col + 1, d):
+                    system[i, j] -= factor * system[col, j]
+                for k in range(n_outputs):
+                    rhs[i, k] -= factor * rhs[col, k]
+    for col in range(d - 1, -1, -1):
+        for k in range(n_outputs):
+            value = rhs[col, k]
+            for j in range(col + 1, d):
+                value -= system[col, j] * rhs[j, k]
+            rhs[col, k] = value / system[col, col]

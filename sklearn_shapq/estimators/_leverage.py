@@ -21,8 +21,10 @@ Design decisions
   weights w_S = 1 / (k_s s (d − s)) (the Shapley kernel over the inclusion probability k_s / C(d, s)
   of a size-s coalition), x solves (Σ w z̃ z̃ᵀ + 11ᵀ / d + λ I) x = Σ w z̃ b and φ = x + (v(N) − v(∅)) / d.
   The right side and every z̃ are orthogonal to 1, so Σ φ = v(N) − v(∅) exactly (efficiency by
-  construction); λ = 1e-10 of the mean diagonal keeps the system regular with few pairs. One
-  batched (B, d, d) solve on the backend for B explained rows.
+  construction); λ = 1e-10 of the mean diagonal keeps the system regular with few pairs. A pair
+  (S, N ∖ S) adds twice its first coalition's term to the normal matrix, so the normal equations
+  are sums over the first coalitions; they and the solves for B rows are backend operations
+  (:mod:`sklearn_shapq.backends._paired_regression`: numba kernels on the CPU, array code on a GPU).
 * **Standard errors.** A grouped jackknife over :data:`JACKKNIFE_GROUPS` groups of the sampled
   pairs (the pairs of classes listed whole are no sample and stay in every fit): G more (d, d)
   solves per row, G − 1 degrees of freedom; zero when every class is listed whole (the values are
@@ -48,9 +50,6 @@ ENUMERATED_CLASS_SIZE = 2**14
 
 JACKKNIFE_GROUPS = 10
 """Groups of pairs of the jackknife standard errors."""
-
-_RIDGE = 1e-10
-"""Ridge, relative to the mean diagonal of the normal matrix."""
 
 ROW_MAX_BYTES = 256 * 2**20
 """Most working memory of one row: its coalitions are regressed on at once, so larger budgets are refused."""
@@ -175,15 +174,14 @@ class _Design:
     ----------
     first_masks : (B, P, d) the first coalition S of each pair; pair_sizes : (P,) |S|;
     weights : (P,) the kernel weight of a pair's two coalitions; groups : (P,) 0 for the classes
-    listed whole, 1 … G for the jackknife's groups (host); full_normal : (B, d, d); normal :
-    (B, G, d, d), the part of each group; backend : the array backend.
+    listed whole, 1 … G for the jackknife's groups (host); normal : (B, 1 + G, d, d), the normal
+    matrix of each group; backend : the array backend.
     """
 
     first_masks: Any
     pair_sizes: np.ndarray
     weights: np.ndarray
     groups: np.ndarray
-    full_normal: Any
     normal: Any
     backend: Any
 
@@ -264,7 +262,7 @@ class LeverageEstimator(ShapleyEstimator):
         groups = self._jackknife_groups() + 1  # 0: the classes listed whole (no sampling)
         first_masks = masks[:, ::2]
         normal = backend.paired_normal_matrices(first_masks, weights, groups, int(groups.max()) + 1)
-        return _Design(first_masks, pair_sizes, weights, groups, normal.sum(axis=1), normal[:, 1:], backend)
+        return _Design(first_masks, pair_sizes, weights, groups, normal, backend)
 
     def _regress(self, design: _Design, values: Any, total: Any) -> tuple[Any, Any, Any]:
         """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
@@ -276,17 +274,15 @@ class LeverageEstimator(ShapleyEstimator):
         shift = xp.asarray(2 * design.pair_sizes - d, dtype=xp.float64)[None, :, None] / d
         pair_targets = values[:, ::2] - values[:, 1::2] - shift * total[:, None, :]
         right = design.backend.paired_right_sides(
-            design.first_masks, design.weights, design.groups, design.normal.shape[1] + 1, pair_targets
+            design.first_masks, design.weights, design.groups, design.normal.shape[1], pair_targets
         )
-        full_right, right = right.sum(axis=1), right[:, 1:]
-        phi = self._solve(design.full_normal, full_right, xp) + total[:, None, :] / d
-        n_groups = right.shape[1]
-        if self.exact:
-            return phi, xp.zeros(phi.shape), None
-        if n_groups < 2:
-            return phi, xp.full(phi.shape, xp.nan), None
-        leave_out = self._solve(design.full_normal[:, None] - design.normal, full_right[:, None] - right, xp)
-        return phi, jackknife_stderr(leave_out, xp), leave_out
+        n_groups = right.shape[1] - 1  # of the jackknife
+        if self.exact or n_groups < 2:
+            full, _ = design.backend.paired_solutions(design.normal, right, leave_outs=False)
+            phi = full + total[:, None, :] / d
+            return phi, (xp.zeros(phi.shape) if self.exact else xp.full(phi.shape, xp.nan)), None
+        full, leave_out = design.backend.paired_solutions(design.normal, right, leave_outs=True)
+        return full + total[:, None, :] / d, jackknife_stderr(leave_out, xp), leave_out
 
     def _estimate(self, phi: Any, stderr: Any) -> ShapleyEstimate:
         """Return the estimate of B rows, with the jackknife's degrees of freedom."""
@@ -308,13 +304,6 @@ class LeverageEstimator(ShapleyEstimator):
         for t, n in enumerate(self.pairs, start=1):
             per_size[t] = per_size[d - t] = n * (2 if 2 * t == d else 1)
         return np.maximum(per_size, 1)
-
-    def _solve(self, normal: Any, right: Any, xp: Any) -> Any:
-        """X of (normal + 11ᵀ / d + λ I) x = right, batched over the leading axes."""
-        d = self.n_players
-        ridge = _RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
-        system = normal + 1.0 / d + ridge * xp.eye(d)
-        return xp.linalg.solve(system, right)
 
 
 def jackknife_stderr(replicates: Any, xp: Any) -> Any:

@@ -49,6 +49,54 @@ def test_normal_equations_equal_the_sums_written_out(backend, seed):
     np.testing.assert_allclose(backend.to_numpy(got_right), right, rtol=1e-12, atol=1e-12)
 
 
+def _solved_one_by_one(normal, right):
+    """Each system written out: Σ of its groups' matrices + 11ᵀ / d + 1e-10 × mean diagonal × I."""
+    games, n_groups, d, _ = normal.shape
+
+    def solve(kept):
+        matrix, side = normal[b, kept].sum(axis=0), right[b, kept].sum(axis=0)
+        system = matrix + np.ones((d, d)) / d + 1e-10 * np.trace(matrix) / d * np.eye(d)
+        return np.linalg.solve(system, side)
+
+    full = np.zeros((games, d, right.shape[3]))
+    leave_out = np.zeros((games, n_groups - 1, d, right.shape[3]))
+    for b in range(games):
+        full[b] = solve(list(range(n_groups)))
+        for g in range(1, n_groups):
+            leave_out[b, g - 1] = solve([h for h in range(n_groups) if h != g])
+    return full, leave_out
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+def test_solutions_equal_the_systems_solved_one_by_one(backend):
+    masks, weights, groups, n_groups, coalition_targets = _problem(4, games=4, pairs=40, d=9, n_groups=5)
+    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
+    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
+    right = CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets)
+    expected_full, expected_leave_out = _solved_one_by_one(normal, right)
+    full, leave_out = backend.paired_solutions(backend.to_device(normal), backend.to_device(right), leave_outs=True)
+    np.testing.assert_allclose(backend.to_numpy(full), expected_full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(leave_out), expected_leave_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(full).sum(axis=1), 0.0, atol=1e-12)  # efficiency: x ⟂ 1
+    only_full, none = backend.paired_solutions(backend.to_device(normal), backend.to_device(right), leave_outs=False)
+    assert none is None
+    np.testing.assert_array_equal(backend.to_numpy(only_full), backend.to_numpy(full))
+
+
+def test_a_singular_normal_matrix_is_solved_through_the_ridge():
+    """Two pairs on six players: the normal matrix has rank 2; the ridge makes the system regular."""
+    masks, weights, groups, n_groups, coalition_targets = _problem(5, games=2, pairs=2, d=6, n_groups=1)
+    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
+    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
+    right = CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets)
+    full, _ = CpuBackend().paired_solutions(normal, right, leave_outs=False)
+    expected, _ = _solved_one_by_one(normal, right)
+    assert np.isfinite(full).all()
+    residual = np.einsum("bij,bjk->bik", normal.sum(axis=1), full) - right.sum(axis=1)  # the least squares hold
+    np.testing.assert_allclose(residual, 0.0, atol=1e-6 * np.abs(right).max())
+    np.testing.assert_allclose(full, expected, rtol=1e-4, atol=1e-8 * np.abs(expected).max())
+
+
 def test_normal_matrices_are_symmetric_and_annihilate_the_ones():
     """Centred masks are orthogonal to 1, so every normal matrix maps 1 to 0: what makes the solve efficient."""
     masks, weights, groups, n_groups, _ = _problem(2, d=12, pairs=40)
