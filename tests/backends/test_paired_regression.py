@@ -50,12 +50,12 @@ def test_normal_equations_equal_the_sums_written_out(backend, seed):
 
 
 def _solved_one_by_one(normal, right):
-    """Each system written out: Σ of its groups' matrices + 11ᵀ / d + 1e-10 × mean diagonal × I."""
+    """Each system written out: Σ of its groups' matrices + 11ᵀ / d + 1e-10 × mean diagonal (if positive) × I."""
     games, n_groups, d, _ = normal.shape
 
     def solve(kept):
         matrix, side = normal[b, kept].sum(axis=0), right[b, kept].sum(axis=0)
-        system = matrix + np.ones((d, d)) / d + 1e-10 * np.trace(matrix) / d * np.eye(d)
+        system = matrix + np.ones((d, d)) / d + 1e-10 * max(np.trace(matrix) / d, 1e-300) * np.eye(d)
         return np.linalg.solve(system, side)
 
     full = np.zeros((games, d, right.shape[3]))
@@ -95,6 +95,20 @@ def test_a_singular_normal_matrix_is_solved_through_the_ridge():
     residual = np.einsum("bij,bjk->bik", normal.sum(axis=1), full) - right.sum(axis=1)  # the least squares hold
     np.testing.assert_allclose(residual, 0.0, atol=1e-6 * np.abs(right).max())
     np.testing.assert_allclose(full, expected, rtol=1e-4, atol=1e-8 * np.abs(expected).max())
+
+
+def test_a_system_that_is_not_positive_definite_is_solved_again_by_pivoted_lu():
+    """Cholesky needs positive pivots; a game whose system has none (here a negative definite
+    matrix, which no pairs give) is solved again by the array path, the others stay Cholesky's."""
+    rng = np.random.default_rng(6)
+    square = rng.normal(size=(3, 2, 5, 5))
+    normal = square @ square.transpose(0, 1, 3, 2) + np.eye(5)
+    normal[1] *= -1.0
+    right = rng.normal(size=(3, 2, 5, 2))
+    full, leave_out = CpuBackend().paired_solutions(normal, right, leave_outs=True)
+    expected_full, expected_leave_out = _solved_one_by_one(normal, right)
+    np.testing.assert_allclose(full, expected_full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(leave_out, expected_leave_out, rtol=1e-10, atol=1e-12)
 
 
 def test_normal_matrices_are_symmetric_and_annihilate_the_ones():
