@@ -145,7 +145,7 @@ class ArrayBackend:
         """Return the normal matrix of each group of complementary pairs: Σ over its pairs of 2 w c cᵀ.
 
         The regression of Leverage SHAP (:mod:`sklearn_shapq.backends._paired_regression`): pair p
-        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − |S| / d and −c
+        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − s / d (s: the size of S) and −c
         add the same term.
 
         Parameters
