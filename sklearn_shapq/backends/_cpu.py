@@ -125,7 +125,7 @@ class CpuBackend(ArrayBackend):
     ) -> np.ndarray:
         """Return the normal matrices of groups of pairs by numba (:meth:`ArrayBackend.paired_normal_matrices`).
 
-        Equal to the array path up to the order of the additions.
+        Equal to the array path up to rounding.
 
         Examples
         --------

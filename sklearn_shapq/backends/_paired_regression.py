@@ -14,14 +14,14 @@ its own sums, from which the estimator forms the full system and the leave-one-g
   Σ w c δ = Σ w δ z − (Σ w a δ) 1, so a pair costs |S|² / 2 additions for the matrix and |S| per
   output for the right side instead of d² and d, without temporaries; games on
   :func:`~sklearn_shapq.backends._threads.run_ranges` threads. Equal to the array path up to
-  the order of the additions.
+  rounding (another order of the additions).
 
 The solves (:func:`paired_solutions_array`, :func:`paired_solutions_numba`): the system of a set of
 pairs is its normal matrix plus 11ᵀ / d (the efficiency constraint; every centred mask and right
 side is orthogonal to 1) plus a ridge of :data:`RIDGE` times its mean diagonal; the full system
 holds every group, and the leave-one-group-out systems all but one of groups 1 … G (group 0, the
 classes listed whole, is never left out). Every system is symmetric positive definite (a sum of
-w c cᵀ, plus 11ᵀ / d and the ridge). The array path is one batched ``xp.linalg.solve``; the numba
+w c cᵀ, plus 11ᵀ / d and the ridge). The array path is batched ``xp.linalg.solve``; the numba
 path forms each system in place and solves it by Cholesky (d³ / 6 multiply-adds), without the
 (B, G, d, d) temporaries; a game where rounding leaves a pivot that is not positive is solved
 again by the array path.
@@ -70,7 +70,7 @@ def paired_right_sides_array(
 def paired_solutions_array(normal: Any, right: Any, leave_outs: bool, xp: Any) -> tuple[Any, Any]:
     """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
 
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; one batched solve.
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; batched solves.
     """
     full_normal, full_right = normal.sum(axis=1), right.sum(axis=1)
     full = _solve_array(full_normal, full_right, xp)

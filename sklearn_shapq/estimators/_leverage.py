@@ -241,7 +241,7 @@ class LeverageEstimator(ShapleyEstimator):
         return np.stack([sets, ~sets], axis=2).reshape(keys.shape[0], -1, d)
 
     def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
-        """Solve every row's regression in one batched solve; jackknife standard errors."""
+        """Solve every row's regression (the backend's batched solves); jackknife standard errors."""
         masks, values, total = self._evaluate(game, games, keys)
         design = self._design(masks, game.backend)
         phi, stderr, _ = self._regress(design, values, total)

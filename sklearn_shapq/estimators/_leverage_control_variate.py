@@ -121,7 +121,7 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         phi, stderr, leave_out = self._regress(design, values, total)
         if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
             return self._estimate(phi, stderr)
-        own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, design, leave_out, game.backend)
+        own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, leave_out, game.backend)
         surrogate_phi = fold_phi.mean(axis=1)  # φ(f̄), (B, d, k)
         residual_total = total - surrogate_phi.sum(axis=1)
         drawn = xp.asarray(self._drawn_fraction().repeat(2))[None, :, None]  # π of each coalition's class
@@ -140,9 +140,7 @@ class LeverageControlVariateEstimator(LeverageEstimator):
         replicates = residual_replicates + (n_folds * surrogate_phi[:, None] - fold_phi) / (n_folds - 1)
         return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(replicates, xp))
 
-    def _surrogates(
-        self, masks: Any, values: Any, total: Any, design: Any, leave_out: Any, backend: Any
-    ) -> tuple[Any, Any, Any]:
+    def _surrogates(self, masks: Any, values: Any, total: Any, leave_out: Any, backend: Any) -> tuple[Any, Any, Any]:
         """Per coalition f_g(S) of its fold (f̄ for classes listed whole) and f̄(S), (B, 2P, k); φ(h_g), (B, G, d, k)."""
         xp = backend.xp
         rows, n_coalitions, d = masks.shape
