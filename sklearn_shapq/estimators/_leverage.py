@@ -138,32 +138,42 @@ def _listed_class(d: int, t: int) -> np.ndarray:
     return masks
 
 
-def class_coalitions(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
-    """Return the coalitions S of ``n`` pairs of class t for each row key: (B, n, d) bool.
+def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
+    """Return the coalitions S of ``pairs[t − 1]`` pairs of each class t for each row key: (B, P, d) bool.
 
-    Whole class when ``n`` is its capacity; else distinct draws (listed classes, in the order
-    drawn) or independent draws (large classes), keyed by (row key, t).
+    Class by class (t = 1, 2, …): the whole class when its count is its capacity; else distinct
+    draws (listed classes, in the order drawn) or independent draws (large classes, all in one
+    kernel call), keyed by (row key, t).
 
     Examples
     --------
     >>> keys = np.array([3, 4], dtype=np.uint64)
-    >>> masks = class_coalitions(keys, 5, 2, 4)
+    >>> masks = class_coalitions(keys, 5, np.array([0, 4]))
     >>> masks.shape, bool((masks.sum(-1) == 2).all())
     ((2, 4, 5), True)
     >>> len({m.tobytes() for m in masks[0]}) == 4  # without replacement
     True
     """
     rows = keys.shape[0]
-    capacity = comb(d, t) / (2 if 2 * t == d else 1)  # class_capacities(d)[t - 1], without the other classes
-    class_keys = substream_keys(keys, 1000 + t)
-    if n == capacity or capacity <= ENUMERATED_CLASS_SIZE:
-        listed = _listed_class(d, t)
-        if n == listed.shape[0]:
-            return np.broadcast_to(listed, (rows, n, d))
-        # in the order drawn, so that the jackknife groups (round-robin over the pairs) are a
-        # random partition of the drawn pairs, not a systematic sample of the listing
-        return listed[keyed_distinct_items(class_keys, listed.shape[0], n)]
-    return keyed_sized_coalitions(class_keys, d, t, n, with_first=2 * t == d)  # player 0 in S: no complement twice
+    classes = np.flatnonzero(pairs) + 1
+    counts = np.asarray(pairs)[classes - 1].astype(np.int64)
+    capacities = np.array([comb(d, int(t)) / (2 if 2 * t == d else 1) for t in classes])  # class_capacities(d)
+    listed = (counts == capacities) | (capacities <= ENUMERATED_CLASS_SIZE)
+    blocks = {}
+    for t, n in zip(classes[listed], counts[listed], strict=True):
+        members = _listed_class(d, int(t))
+        if n == members.shape[0]:
+            blocks[t] = np.broadcast_to(members, (rows, n, d))
+        else:  # in the order drawn, so that the jackknife groups (round-robin over the pairs) are a
+            # random partition of the drawn pairs, not a systematic sample of the listing
+            blocks[t] = members[keyed_distinct_items(substream_keys(keys, 1000 + int(t)), members.shape[0], int(n))]
+    drawn = classes[~listed]
+    if drawn.size:  # player 0 in S for t = d / 2: no complement twice
+        sets = keyed_sized_coalitions(substream_keys(keys, 1000 + drawn), d, drawn, counts[~listed], 2 * drawn == d)
+        blocks.update(zip(drawn, np.split(sets, np.cumsum(counts[~listed])[:-1], axis=1), strict=True))
+    if not blocks:
+        return np.zeros((rows, 0, d), dtype=bool)
+    return np.concatenate([blocks[t] for t in classes], axis=1)
 
 
 @dataclass
@@ -235,9 +245,7 @@ class LeverageEstimator(ShapleyEstimator):
     def coalitions(self, keys: np.ndarray) -> np.ndarray:
         """Return the 2P coalitions of each row (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S)."""
         d = self.n_players
-        sets = np.concatenate(
-            [class_coalitions(keys, d, t, int(n)) for t, n in enumerate(self.pairs, start=1) if n > 0], axis=1
-        )
+        sets = class_coalitions(keys, d, self.pairs)
         return np.stack([sets, ~sets], axis=2).reshape(keys.shape[0], -1, d)
 
     def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:

@@ -130,16 +130,24 @@ def keyed_uniforms(keys: Any, counters: Any, xp: Any = np) -> Any:
     return ((_mix64(state) >> np.uint64(11)).astype(xp.float64) + 0.5) * 2.0**-53
 
 
-def substream_keys(keys: np.ndarray, purpose: int) -> np.ndarray:
+def substream_keys(keys: np.ndarray, purpose: int | np.ndarray) -> np.ndarray:
     """Keys of an independent stream for ``purpose`` (a small int naming what is drawn).
+
+    An array of purposes (shape (C,)) gives the keys of each: shape (r, C) for keys of shape (r,).
 
     Examples
     --------
     >>> keys = np.array([1, 2], dtype=np.uint64)
     >>> bool((substream_keys(keys, 0) != substream_keys(keys, 1)).all())
     True
+    >>> bool((substream_keys(keys, np.array([0, 1]))[:, 1] == substream_keys(keys, 1)).all())
+    True
     """
-    return _mix64(np.asarray(keys, dtype=np.uint64) ^ _mix64(np.array([purpose + 1], dtype=np.uint64))[0])
+    purposes = np.asarray(purpose, dtype=np.uint64)
+    keys = np.asarray(keys, dtype=np.uint64)
+    keys = keys.reshape(keys.shape + (1,) * purposes.ndim)
+    mixed = _mix64(purposes.reshape(-1) + np.uint64(1)).reshape(purposes.shape)  # 1-d: no scalar overflow warnings
+    return _mix64(keys ^ mixed)
 
 
 SPLIT_PURPOSES = 2**32

@@ -10,6 +10,8 @@ row.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -57,23 +59,24 @@ def _distinct_items_kernel(keys: np.ndarray, n_items: int, out: np.ndarray) -> N
 
 @numba.njit(nogil=True, cache=True)
 def _sized_coalitions_kernel(
-    keys: np.ndarray, size: int, with_first: bool, out: np.ndarray
+    keys: np.ndarray, sizes: np.ndarray, offsets: np.ndarray, with_first: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - numba
-    n, d = out.shape[1], out.shape[2]
+    d = out.shape[2]
     players = np.empty(d, dtype=np.int64)
-    first = 1 if with_first else 0
     for row in range(keys.shape[0]):
-        key, counter = keys[row], 0
-        for c in range(n):
-            for j in range(d):
-                players[j] = j
-            if with_first:
-                out[row, c, 0] = True
-            for i in range(first, size):  # a partial Fisher-Yates shuffle of the players
-                j = i + min(int(_keyed_uniform(key, counter) * (d - i)), d - i - 1)
-                counter += 1
-                players[i], players[j] = players[j], players[i]
-                out[row, c, players[i]] = True
+        for cls in range(sizes.shape[0]):
+            key, counter = keys[row, cls], 0
+            first = 1 if with_first[cls] else 0
+            for c in range(offsets[cls], offsets[cls + 1]):
+                for j in range(d):
+                    players[j] = j
+                if with_first[cls]:
+                    out[row, c, 0] = True
+                for i in range(first, sizes[cls]):  # a partial Fisher-Yates shuffle of the players
+                    j = i + min(int(_keyed_uniform(key, counter) * (d - i)), d - i - 1)
+                    counter += 1
+                    players[i], players[j] = players[j], players[i]
+                    out[row, c, players[i]] = True
 
 
 def keyed_distinct_items(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
@@ -96,20 +99,34 @@ def keyed_distinct_items(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
     return out
 
 
-def keyed_sized_coalitions(keys: np.ndarray, d: int, size: int, n: int, with_first: bool = False) -> np.ndarray:
+def keyed_sized_coalitions(keys: np.ndarray, d: int, size: Any, n: Any, with_first: Any = False) -> np.ndarray:
     """``n`` independent coalitions of ``size`` players of d for each key: (B, n, d) bool.
 
     Each is uniform among the coalitions of that size (those that contain player 0 when
-    ``with_first``).
+    ``with_first``). Several classes in one call: ``keys`` of shape (B, C) and ``size``, ``n`` and
+    ``with_first`` of shape (C,) give (B, n[0] + … + n[C − 1], d), class c's coalitions drawn from
+    ``keys[:, c]`` after those of the classes before it (each as its own call would draw them).
 
     Examples
     --------
     >>> masks = keyed_sized_coalitions(np.array([3], dtype=np.uint64), 6, 3, 5, with_first=True)
     >>> masks.shape, bool((masks.sum(-1) == 3).all() and masks[..., 0].all())
     ((1, 5, 6), True)
+    >>> keys = np.array([[4, 3]], dtype=np.uint64)  # the second class: the draws of key 3 above
+    >>> both = keyed_sized_coalitions(keys, 6, np.array([2, 3]), np.array([1, 5]), np.array([False, True]))
+    >>> both.shape, bool((both[:, 1:] == masks).all())
+    ((1, 6, 6), True)
     """
-    if not 1 <= size <= d:
-        raise ValueError(f"coalitions of {size} players of {d} are not defined.")
-    out = np.zeros((keys.shape[0], n, d), dtype=np.bool_)
-    _sized_coalitions_kernel(np.ascontiguousarray(keys, dtype=np.uint64), int(size), bool(with_first), out)
+    keys = np.asarray(keys, dtype=np.uint64)
+    sizes = np.asarray(size, dtype=np.int64).reshape(-1)
+    counts = np.asarray(n, dtype=np.int64).reshape(-1)
+    keys = keys.reshape(keys.shape[0], -1)
+    if keys.shape[1] != sizes.shape[0] or counts.shape != sizes.shape:
+        raise ValueError(f"keys (B, C), size and n (C,) must agree: got {keys.shape}, {sizes.shape}, {counts.shape}.")
+    if sizes.size and not ((1 <= sizes) & (sizes <= d)).all():
+        raise ValueError(f"coalitions of {sizes.tolist()} players of {d} are not defined.")
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    firsts = np.broadcast_to(np.asarray(with_first, dtype=np.bool_), sizes.shape)
+    out = np.zeros((keys.shape[0], int(offsets[-1]), d), dtype=np.bool_)
+    _sized_coalitions_kernel(np.ascontiguousarray(keys), sizes, offsets, np.ascontiguousarray(firsts), out)
     return out

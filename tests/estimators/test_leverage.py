@@ -66,7 +66,7 @@ def test_capacities_are_the_pairs_there_are():
 @pytest.mark.parametrize(("d", "t", "n"), [(6, 2, 7), (6, 3, 4), (9, 4, 60), (40, 3, 25)])
 def test_class_draws_have_the_class_size_and_no_repeated_pair(d, t, n):
     keys = row_keys(0, np.arange(3.0)[:, None])
-    sets = class_coalitions(keys, d, t, n)
+    sets = class_coalitions(keys, d, one_class(d, t, n))
     assert sets.shape == (3, n, d) and (sets.sum(-1) == t).all()
     if 2 * t == d:
         assert sets[:, :, 0].all()  # player 0 in S at t = d / 2: S and its complement never both drawn
@@ -76,11 +76,33 @@ def test_class_draws_have_the_class_size_and_no_repeated_pair(d, t, n):
     assert not np.array_equal(sets[0], sets[1])  # rows draw their own
 
 
+def one_class(d: int, t: int, n: int) -> np.ndarray:
+    """Pairs per class: n of class t, none of the others."""
+    pairs = np.zeros(d // 2, dtype=np.int64)
+    pairs[t - 1] = n
+    return pairs
+
+
+@pytest.mark.parametrize("d", [9, 40])
+def test_a_class_draws_the_same_coalitions_alone_or_with_others(d):
+    """Each class is keyed by (row key, t): drawing the classes together (large ones in one kernel
+    call) gives each the coalitions it draws alone, one class after another."""
+    keys = row_keys(3, np.arange(4.0)[:, None])
+    pairs = np.zeros(d // 2, dtype=np.int64)
+    pairs[[0, 1, 2, d // 2 - 1]] = [d, 5, 7, 6]  # the first listed whole (d pairs), the others drawn
+    together = class_coalitions(keys, d, pairs)
+    alone = [class_coalitions(keys, d, one_class(d, t + 1, n)) for t, n in enumerate(pairs) if n]
+    np.testing.assert_array_equal(together, np.concatenate(alone, axis=1))
+    assert together.shape == (4, pairs.sum(), d)
+    sizes = np.repeat(np.flatnonzero(pairs) + 1, pairs[pairs > 0])
+    np.testing.assert_array_equal(together.sum(-1), np.broadcast_to(sizes, (4, sizes.size)))
+
+
 def test_drawn_pairs_come_in_random_order_so_that_the_jackknife_groups_are_a_random_partition():
     """The groups take the pairs round-robin; in listing order, the first listed coalition would
     always open its row's draws (group 0). In the order of the draws its place is uniform."""
     d, t, n, rows = 8, 2, 10, 4000
-    sets = class_coalitions(row_keys(0, np.arange(float(rows))[:, None]), d, t, n)
+    sets = class_coalitions(row_keys(0, np.arange(float(rows))[:, None]), d, one_class(d, t, n))
     first_listed = sets[:, :, 0] & sets[:, :, 1]  # {0, 1}, the first coalition of the class's listing
     drawn = first_listed.any(axis=1)
     places = np.argmax(first_listed[drawn], axis=1)
