@@ -141,6 +141,55 @@ class ArrayBackend:
         out[...] = rows
         return out
 
+    def prefix_rows(
+        self,
+        x: Any,
+        x_rows: Any,
+        ranks: Any,
+        background: Any,
+        first_rows: Any,
+        part_size: int,
+        start: int,
+        stop: int,
+        out: Any = None,
+    ) -> Any:
+        """Model input rows of walk prefixes: :meth:`part_masked_rows` of coalitions given by orderings.
+
+        Coalition c (0 ≤ c < m (d − 1)) is prefix t = c mod (d − 1) + 1 of ordering
+        o = c div (d − 1), the players j with ``ranks[o, j]`` < t. Coalitions ``start`` … ``stop − 1``
+        are written: row (c − start) M + i (M = ``part_size``) holds ``x[x_rows[o], j]`` on the
+        prefix and ``background[first_rows[o] + i, j]`` elsewhere. This array code builds the
+        prefixes' masks; the CPU's kernel reads the ranks instead.
+
+        Parameters
+        ----------
+        x : array of shape (n, d)
+            Explained rows.
+        x_rows, first_rows : int arrays of shape (m,)
+            The explained row and the first background row of each ordering's game.
+        ranks : int array of shape (m, d)
+            The rank vector of each ordering (the position of each player).
+        background : array of shape (N, d)
+        part_size : int
+        start, stop : int
+            The coalitions to write.
+        out : array of shape ((stop − start) M, d), optional
+            Where to write the rows (see :meth:`masked_rows`).
+
+        Returns
+        -------
+        array of shape ((stop − start) M, d)
+            ``out`` when given.
+        """
+        xp = self.xp
+        steps = ranks.shape[1] - 1
+        coalitions = xp.arange(start, stop)
+        orderings = coalitions // steps
+        masks = ranks[orderings] < (coalitions % steps + 1)[:, None]
+        if part_size == background.shape[0]:  # one part: the backend's masked_rows (a kernel on a GPU)
+            return self.masked_rows(x[x_rows[orderings]], masks, background, out)
+        return self.part_masked_rows(x, x_rows[orderings], masks, background, first_rows[orderings], part_size, out)
+
     def paired_normal_matrices(self, first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int) -> Any:
         """Return the normal matrix of each group of complementary pairs: Σ over its pairs of 2 w c cᵀ.
 

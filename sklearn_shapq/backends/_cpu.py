@@ -55,6 +55,28 @@ def _part_masked_rows_kernel(
                 out[p * part_size + i, j] = x[row, j] if masks[p, j] else background[first + i, j]
 
 
+@numba.njit(nogil=True, cache=True)
+def _prefix_rows_kernel(
+    x: np.ndarray,
+    x_rows: np.ndarray,
+    ranks: np.ndarray,
+    background: np.ndarray,
+    first_rows: np.ndarray,
+    part_size: int,
+    first_coalition: int,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:  # pragma: no cover - numba
+    d = ranks.shape[1]
+    for c in range(start, stop):
+        ordering, step = divmod(first_coalition + c, d - 1)
+        row, first = x_rows[ordering], first_rows[ordering]
+        for i in range(part_size):
+            for j in range(d):
+                out[c * part_size + i, j] = x[row, j] if ranks[ordering, j] <= step else background[first + i, j]
+
+
 # Work below which another thread is not worth its start-up (tens of microseconds): about
 # 100-150 us of serial work, at ~1 ns per masked-row element and ~2 us per 256 domain values.
 _MIN_THREAD_ELEMENTS = 1 << 17
@@ -118,6 +140,50 @@ class CpuBackend(ArrayBackend):
         )
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
         run_ranges(lambda start, stop: _part_masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
+        return out
+
+    def prefix_rows(
+        self,
+        x: np.ndarray,
+        x_rows: np.ndarray,
+        ranks: np.ndarray,
+        background: np.ndarray,
+        first_rows: np.ndarray,
+        part_size: int,
+        start: int,
+        stop: int,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Model input rows of walk prefixes (see :meth:`ArrayBackend.prefix_rows`), read from the ranks.
+
+        The prefixes' masks are never written: a coalition's row compares the ordering's ranks
+        (d − 1 prefixes share one rank vector) with its step.
+
+        Examples
+        --------
+        >>> x, background = np.array([[1.0, 2.0, 3.0]]), np.zeros((2, 3))
+        >>> CpuBackend().prefix_rows(x, np.array([0]), np.array([[2, 0, 1]]), background, np.array([0]), 1, 0, 2)
+        array([[0., 2., 0.],
+               [0., 2., 3.]])
+        """
+        dtype = np.result_type(x.dtype, background.dtype)
+        d, n_coalitions = ranks.shape[1], stop - start
+        if out is None:
+            out = np.empty((n_coalitions * part_size, d), dtype=dtype)
+        if out.shape != (n_coalitions * part_size, d):
+            raise ValueError(f"out must have shape {(n_coalitions * part_size, d)}, got {out.shape}.")
+        arrays = (
+            np.ascontiguousarray(x, dtype=dtype),
+            np.ascontiguousarray(x_rows, dtype=np.intp),
+            np.ascontiguousarray(ranks),
+            np.ascontiguousarray(background, dtype=dtype),
+            np.ascontiguousarray(first_rows, dtype=np.intp),
+            int(part_size),
+            int(start),
+            out,
+        )
+        min_coalitions = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
+        run_ranges(lambda first, last: _prefix_rows_kernel(*arrays, first, last), n_coalitions, min_coalitions)
         return out
 
     def paired_normal_matrices(

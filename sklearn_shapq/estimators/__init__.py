@@ -12,7 +12,7 @@ from sklearn_shapq.estimators._leverage import KernelShapEstimator, LeverageEsti
 from sklearn_shapq.estimators._leverage_control_variate import LeverageControlVariateEstimator
 from sklearn_shapq.estimators._moments import RunningMoments
 from sklearn_shapq.estimators._owen import OwenEstimator, owen_plan, owen_units
-from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains, walk_units
+from sklearn_shapq.estimators._permutation_walk import walk_gains, walk_units
 from sklearn_shapq.estimators._product_kernel_shapley import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
@@ -63,7 +63,6 @@ __all__ = [
     "inclusion_exclusion_error",
     "owen_plan",
     "owen_units",
-    "prefix_masks",
     "product_kernel_shapley",
     "ratio_precision",
     "register_estimator",

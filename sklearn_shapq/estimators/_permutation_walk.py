@@ -7,32 +7,6 @@ from typing import Any
 import numpy as np
 
 
-def prefix_masks(ranks: Any, xp: Any) -> Any:
-    """Coalitions visited by a walk along each ordering, without ∅ and N.
-
-    Parameters
-    ----------
-    ranks : int array of shape (..., d)
-        Position of each feature in its ordering (the rank vector, ``argsort`` of the ordering).
-
-    Returns
-    -------
-    bool array of shape (..., d − 1, d)
-        Step t (t = 1 … d − 1) holds the first t features of the ordering.
-
-    Examples
-    --------
-    >>> prefix_masks(np.array([2, 0, 1]), np).astype(int)  # the ordering (1, 2, 0)
-    array([[0, 1, 0],
-           [0, 1, 1]])
-    """
-    d = ranks.shape[-1]
-    if d <= np.iinfo(np.int16).max:  # the comparison writes d² per ordering: narrow integers compare 2-3x faster
-        ranks = ranks.astype(xp.int16)
-    steps = xp.arange(1, d, dtype=ranks.dtype)
-    return ranks[..., None, :] < steps[:, None]
-
-
 def walk_gains(path: Any, ranks: Any, xp: Any) -> Any:
     """Marginal contribution of every feature from the values along its walks.
 
@@ -73,8 +47,7 @@ def walk_units(game: Any, games: Any, orderings: Any, bounds: np.ndarray) -> Any
     n_rows, n_orderings, d = orderings.shape
     k = game.n_outputs
     ranks = xp.argsort(orderings, axis=-1)
-    masks = prefix_masks(ranks, xp).reshape(n_rows, n_orderings * (d - 1), d)
-    inner = game.grid(games, masks).reshape(n_rows, n_orderings, d - 1, k)
+    inner = game.prefix_grid(games, ranks)
     path = xp.concatenate(
         [
             xp.broadcast_to(game.empty_value[games][:, None, None, :], (n_rows, n_orderings, 1, k)),

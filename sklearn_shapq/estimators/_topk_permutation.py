@@ -1,7 +1,7 @@
 """Permutation baselines of the top-k paper: ApproShapley and SamplingSHAP@K.
 
 ApproShapley walks whole permutations with the same walk as the permutation explainers
-(:func:`~sklearn_shapq.estimators._permutation_walk.prefix_masks` and ``walk_gains``); SamplingSHAP@K
+(:func:`~sklearn_shapq.games.prefix_masks` and ``walk_gains``); SamplingSHAP@K
 samples only the two players at the border of the top-k, each on its own permutation prefix.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sklearn_shapq.estimators._permutation_walk import prefix_masks, walk_gains
+from sklearn_shapq.estimators._permutation_walk import walk_gains
 from sklearn_shapq.estimators._topk_base import (
     TopKEstimator,
     register_topk,
@@ -18,6 +18,7 @@ from sklearn_shapq.estimators._topk_base import (
     run_stats_method,
 )
 from sklearn_shapq.estimators._topk_state import Ledger, PlayerStats
+from sklearn_shapq.games import prefix_masks
 from sklearn_shapq.samplers import KeyedStream
 
 

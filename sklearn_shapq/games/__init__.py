@@ -6,7 +6,7 @@ game's backend, with an evaluation counter and cached v(∅) / v(N).
 
 from sklearn_shapq.games._enumeration import coalition_masks, shapley_from_table, shapley_weights
 from sklearn_shapq.games._explicit_games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
-from sklearn_shapq.games._game import Game
+from sklearn_shapq.games._game import Game, prefix_masks
 from sklearn_shapq.games._grouped_game import GroupedGame
 from sklearn_shapq.games._interventional import InterventionalGame
 from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
@@ -27,6 +27,7 @@ __all__ = [
     "UnanimityGame",
     "planted_unanimity_game",
     "coalition_masks",
+    "prefix_masks",
     "shapley_from_table",
     "shapley_weights",
     "HSICWeights",

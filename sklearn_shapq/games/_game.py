@@ -26,6 +26,32 @@ from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS, coalition_masks, shapley_from_table
 
 
+def prefix_masks(ranks: Any, xp: Any) -> Any:
+    """Coalitions visited by a walk along each ordering, without ∅ and N.
+
+    Parameters
+    ----------
+    ranks : int array of shape (..., d)
+        Position of each player in its ordering (the rank vector, ``argsort`` of the ordering).
+
+    Returns
+    -------
+    bool array of shape (..., d − 1, d)
+        Step t (t = 1 … d − 1) holds the first t players of the ordering.
+
+    Examples
+    --------
+    >>> prefix_masks(np.array([2, 0, 1]), np).astype(int)  # the ordering (1, 2, 0)
+    array([[0, 1, 0],
+           [0, 1, 1]])
+    """
+    d = ranks.shape[-1]
+    if d <= np.iinfo(np.int16).max:  # the comparison writes d² per ordering: narrow integers compare 2-3x faster
+        ranks = ranks.astype(xp.int16)
+    steps = xp.arange(1, d, dtype=ranks.dtype)
+    return ranks[..., None, :] < steps[:, None]
+
+
 class Game(ABC):
     """Base class of every game: batched, backend-aware v(S), an evaluation counter, cached corners.
 
@@ -89,18 +115,23 @@ class Game(ABC):
             raise ValueError(f"masks must have shape (m, {self.n_players}), got {tuple(masks.shape)}.")
         if games is None:
             games = xp.zeros(masks.shape[0], dtype=xp.intp)
-        else:
-            games = self.backend.to_device(games).astype(xp.intp, copy=False)
-        if games.shape != (masks.shape[0],):
-            raise ValueError(f"games must have shape ({masks.shape[0]},), got {tuple(games.shape)}.")
+        games = self._checked_games(games, masks.shape[0])
         if masks.shape[0] == 0:
             return xp.empty((0, self.n_outputs), dtype=xp.float64)
-        if int(games.min()) < 0 or int(games.max()) >= self.n_games:
-            raise ValueError(f"game indices must lie in [0, {self.n_games}).")
         values = self.evaluate(masks, games)
         self._evals += xp.bincount(games, minlength=self.n_games)
         self.n_calls += 1
         return values
+
+    def _checked_games(self, games: Any, n_coalitions: int) -> Any:
+        """``games`` as backend intp, checked to be one valid game index per coalition."""
+        xp = self.backend.xp
+        games = self.backend.to_device(games).astype(xp.intp, copy=False)
+        if games.shape != (n_coalitions,):
+            raise ValueError(f"games must have shape ({n_coalitions},), got {tuple(games.shape)}.")
+        if n_coalitions and (int(games.min()) < 0 or int(games.max()) >= self.n_games):
+            raise ValueError(f"game indices must lie in [0, {self.n_games}).")
+        return games
 
     def grid(self, games: Any, masks: Any) -> Any:
         """Evaluate C coalitions of each of B games: ``masks`` (B, C, d) → values (B, C, k)."""
@@ -108,6 +139,46 @@ class Game(ABC):
         xp = self.backend.xp
         flat_games = xp.repeat(self.backend.to_device(games).astype(xp.intp), n_coalitions)
         return self(masks.reshape(n_rows * n_coalitions, d), flat_games).reshape(n_rows, n_coalitions, -1)
+
+    def prefix_grid(self, games: Any, ranks: Any) -> Any:
+        """Evaluate the walk prefixes of n orderings of each of B games: ``ranks`` (B, n, d) → values (B, n, d − 1, k).
+
+        Ordering o of game b visits the coalitions {j : ``ranks[b, o, j]`` < t}, its first t players,
+        for t = 1 … d − 1 (∅ and N are the cached corners). Equal to
+        ``grid(games, prefix_masks(ranks).reshape(B, n (d − 1), d))`` and counted alike; a game
+        that builds model rows may skip the masks (:meth:`evaluate_prefixes`).
+
+        Examples
+        --------
+        >>> from sklearn_shapq.games import TableGame
+        >>> game = TableGame(np.arange(8.0))  # v(S) = the integer code of S
+        >>> game.prefix_grid(np.array([0]), np.array([[[2, 0, 1]]]))[0, 0, :, 0]  # the ordering (1, 2, 0)
+        array([2., 6.])
+        >>> game.n_evals
+        array([2])
+        """
+        xp = self.backend.xp
+        ranks = self.backend.to_device(ranks)
+        n_rows, n_orderings, d = ranks.shape
+        if d != self.n_players:
+            raise ValueError(f"ranks must have shape (B, n, {self.n_players}), got {tuple(ranks.shape)}.")
+        games = self._checked_games(games, n_rows)
+        if n_rows * n_orderings == 0 or d == 1:
+            return xp.empty((n_rows, n_orderings, d - 1, self.n_outputs), dtype=xp.float64)
+        flat_games = xp.repeat(games, n_orderings)
+        values = self.evaluate_prefixes(ranks.reshape(n_rows * n_orderings, d), flat_games)
+        self._evals += xp.bincount(flat_games, minlength=self.n_games) * (d - 1)
+        self.n_calls += 1
+        return values.reshape(n_rows, n_orderings, d - 1, self.n_outputs)
+
+    def evaluate_prefixes(self, ranks: Any, games: Any) -> Any:
+        """Values (m (d − 1), k) of the prefixes of orderings ``ranks`` (m, d) of ``games`` (m,); not counted.
+
+        Ordering by ordering, prefix sizes 1 … d − 1. This default evaluates the prefixes' masks
+        (:func:`prefix_masks`); a game may override it to skip them.
+        """
+        d = self.n_players
+        return self.evaluate(prefix_masks(ranks, self.backend.xp).reshape(-1, d), self.backend.xp.repeat(games, d - 1))
 
     @abstractmethod
     def evaluate(self, masks: Any, games: Any) -> Any:

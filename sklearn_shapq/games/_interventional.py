@@ -149,18 +149,37 @@ class InterventionalGame(Game):
 
     def evaluate(self, masks: Any, games: Any) -> Any:
         """Return v_r(S) (m, k) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""
+
+        def write_rows(start: int, stop: int, out: Any) -> Any:
+            return self._masked_rows(masks[start:stop], games[start:stop], out)
+
+        return self._model_values(masks.shape[0], write_rows)
+
+    def evaluate_prefixes(self, ranks: Any, games: Any) -> Any:
+        """Return v of the walk prefixes (m (d − 1), k) of orderings ``ranks`` (m, d) of rows ``games`` (m,).
+
+        The model rows are built from the ranks (the backend's ``prefix_rows``), without the
+        prefixes' masks (see :meth:`Game.evaluate_prefixes`).
+        """
+        size = self.rows_per_coalition
+        x_rows, first_rows = games // self.parts, (games % self.parts) * size
+
+        def write_rows(start: int, stop: int, out: Any) -> Any:
+            return self.backend.prefix_rows(self.x, x_rows, ranks, self.background, first_rows, size, start, stop, out)
+
+        return self._model_values(ranks.shape[0] * (self.n_players - 1), write_rows)
+
+    def _model_values(self, n_coalitions: int, write_rows: Any) -> Any:
+        """Values (m, k) of coalitions whose model rows ``write_rows(start, stop, out)`` writes; batched model calls."""
         xp = self.backend.xp
-        n_pairs = masks.shape[0]
-        values = xp.empty((n_pairs, self.n_outputs), dtype=np.float64)
+        values = xp.empty((n_coalitions, self.n_outputs), dtype=np.float64)
         # with several threads, split the work so that each gets at least one model call
-        step = min(self.pairs_per_call, -(-n_pairs // self.n_jobs))
+        step = min(self.pairs_per_call, -(-n_coalitions // self.n_jobs))
         pending: deque = deque()
-        for start in range(0, n_pairs, step):
-            stop = min(start + step, n_pairs)
+        for start in range(0, n_coalitions, step):
+            stop = min(start + step, n_coalitions)
             buffer = self._take_buffer(step * self.rows_per_coalition)
-            rows = self._masked_rows(
-                masks[start:stop], games[start:stop], buffer[: (stop - start) * self.rows_per_coalition]
-            )
+            rows = write_rows(start, stop, buffer[: (stop - start) * self.rows_per_coalition])
             if self._pool is None:
                 values[start:stop] = self.backend.background_mean(self._model(rows), self.rows_per_coalition)
                 self._free_buffers.append(buffer)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from sklearn_shapq.backends import ArrayBackend
-from sklearn_shapq.estimators import prefix_masks, walk_gains, walk_units
+from sklearn_shapq.estimators import walk_gains, walk_units
 from sklearn_shapq.estimators._permutation_walk import unit_means
-from sklearn_shapq.games import TableGame
+from sklearn_shapq.games import TableGame, prefix_masks
 
 from game_helpers import codes_of
 

@@ -6,7 +6,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
-from sklearn_shapq.games import InterventionalGame, make_model_function
+from sklearn_shapq.games import InterventionalGame, make_model_function, prefix_masks
 from sklearn_shapq.games._interventional import DEFAULT_MEMORY_BYTES, GPU_MEMORY_BYTES
 
 from brute_force import brute_force_shapley, interventional_value
@@ -248,3 +248,66 @@ def test_part_masked_rows_kernel_matches_its_numpy_twin(part_size):
     np.testing.assert_array_equal(cpu, twin)
     if part_size == 6:  # one part: the interventional game's masked rows
         np.testing.assert_array_equal(cpu, CpuBackend().masked_rows(x[x_rows], masks, background))
+
+
+@pytest.mark.parametrize("part_size", [1, 3, 6])
+@pytest.mark.parametrize("window", [(0, 12), (5, 11)])
+def test_prefix_rows_are_the_rows_of_the_walks_prefixes(part_size, window):
+    """Coalition c is prefix c mod (d − 1) + 1 of ordering c div (d − 1): its rows, written from
+    the ranks (CPU kernel) or from masks (array code), are the masked rows of that prefix."""
+    rng = np.random.default_rng(part_size)
+    d, n_orderings = 5, 3
+    x, background = rng.normal(size=(2, d)), rng.normal(size=(6, d))
+    ranks = np.argsort(rng.random((n_orderings, d)), axis=1)
+    x_rows = rng.integers(0, 2, n_orderings)
+    first = rng.integers(0, 6 // part_size, n_orderings) * part_size
+    start, stop = window
+    expected = []
+    for c in range(start, stop):
+        ordering, size = divmod(c, d - 1)
+        prefix = np.argsort(ranks[ordering])[: size + 1]  # the ordering's first size + 1 players
+        for i in range(part_size):
+            row = background[first[ordering] + i].copy()
+            row[prefix] = x[x_rows[ordering], prefix]
+            expected.append(row)
+    for backend in (CpuBackend(), ArrayBackend(np, "numpy-twin")):
+        rows = backend.prefix_rows(x, x_rows, ranks, background, first, part_size, start, stop)
+        np.testing.assert_array_equal(rows, np.array(expected))
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+@pytest.mark.parametrize("backend", [CpuBackend(), ArrayBackend(np, "numpy-twin")])
+def test_prefix_grid_gives_and_counts_what_grid_of_the_prefix_masks_gives(parts, backend):
+    rng = np.random.default_rng(parts)
+    d = 6
+    model = CountingModel(d)
+    background, rows = rng.normal(size=(6, d)), rng.normal(size=(2, d))
+    fused = interventional_game(model, background, rows, parts=parts, backend=backend, batch_size=7)
+    masked = interventional_game(CountingModel(d), background, rows, parts=parts, backend=backend, batch_size=7)
+    games = np.array([0, 2 * parts - 1, parts])
+    ranks = np.argsort(rng.random((3, 4, d)), axis=-1)
+    values = fused.prefix_grid(games, ranks)
+    assert values.shape == (3, 4, d - 1, 1)
+    by_masks = masked.grid(games, prefix_masks(ranks, np).reshape(3, 4 * (d - 1), d))
+    np.testing.assert_allclose(values, by_masks.reshape(values.shape), rtol=1e-13)
+    np.testing.assert_array_equal(fused.n_evals, masked.n_evals)
+    assert fused.n_calls == masked.n_calls == 1 and fused.n_model_rows == masked.n_model_rows
+    for b, g in enumerate(games):  # against the oracle, written without the package
+        x, part = rows[g // parts], background[(g % parts) * (6 // parts) : (g % parts + 1) * (6 // parts)]
+        for o in range(4):
+            order = np.argsort(ranks[b, o])
+            for t in range(1, d):
+                v = interventional_value(model, x, part, order[:t])
+                np.testing.assert_allclose(values[b, o, t - 1], v, rtol=1e-12)
+
+
+def test_prefix_grid_checks_its_arguments():
+    game = interventional_game(CountingModel(3), np.zeros((2, 3)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"ranks must have shape \(B, n, 3\)"):
+        game.prefix_grid(np.array([0]), np.zeros((1, 2, 4), dtype=int))
+    with pytest.raises(ValueError, match=r"game indices must lie in \[0, 2\)"):
+        game.prefix_grid(np.array([2]), np.zeros((1, 2, 3), dtype=int))
+    with pytest.raises(ValueError, match=r"games must have shape \(1,\)"):
+        game.prefix_grid(np.array([0, 1]), np.zeros((1, 2, 3), dtype=int))
+    assert game.prefix_grid(np.array([0]), np.zeros((1, 0, 3), dtype=int)).shape == (1, 0, 2, 1)
+    assert game.n_calls == 0
