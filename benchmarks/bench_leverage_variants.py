@@ -69,21 +69,29 @@ import bench_accuracy
 DRAWN_CLASSES = leverage_module.class_coalitions
 
 
-def windowed_classes(keys: np.ndarray, d: int, t: int, n: int) -> np.ndarray:
+def windowed_classes(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
     """The balanced variant of ``class_coalitions``: windows of t players of keyed random orderings."""
-    if n == leverage_module.class_capacities(d)[t - 1]:
-        return DRAWN_CLASSES(keys, d, t, n)
-    rows, per_round = keys.shape[0], d // t
-    rounds = -(-n // per_round)
-    draws = keyed_uniforms(substream_keys(keys, 5000 + t), np.arange(rounds * d)[None].repeat(rows, 0))
-    orderings = np.argsort(draws.reshape(rows, rounds, d), axis=2)
-    windows = orderings[:, :, : per_round * t].reshape(rows, rounds * per_round, t)[:, :n]
-    masks = np.zeros((rows, n, d), dtype=bool)
-    np.put_along_axis(masks, windows, True, axis=2)
-    if 2 * t == d:  # class d/2 holds the coalitions with player 0
-        flip = ~masks[:, :, 0]
-        masks[flip] = ~masks[flip]
-    return masks
+    blocks = []
+    for t, n in enumerate(pairs, start=1):
+        if n == 0:
+            continue
+        if n == leverage_module.class_capacities(d)[t - 1]:
+            one_class = np.zeros_like(pairs)
+            one_class[t - 1] = n
+            blocks.append(DRAWN_CLASSES(keys, d, one_class))
+            continue
+        rows, per_round = keys.shape[0], d // t
+        rounds = -(-n // per_round)
+        draws = keyed_uniforms(substream_keys(keys, 5000 + t), np.arange(rounds * d)[None].repeat(rows, 0))
+        orderings = np.argsort(draws.reshape(rows, rounds, d), axis=2)
+        windows = orderings[:, :, : per_round * t].reshape(rows, rounds * per_round, t)[:, :n]
+        masks = np.zeros((rows, n, d), dtype=bool)
+        np.put_along_axis(masks, windows, True, axis=2)
+        if 2 * t == d:  # class d/2 holds the coalitions with player 0
+            flip = ~masks[:, :, 0]
+            masks[flip] = ~masks[flip]
+        blocks.append(masks)
+    return np.concatenate(blocks, axis=1) if blocks else np.zeros((keys.shape[0], 0, d), dtype=bool)
 
 
 def plain(value: Callable, d: int, budget: int, seed: int, sampler: str = "leverage") -> np.ndarray:

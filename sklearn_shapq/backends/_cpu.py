@@ -65,11 +65,12 @@ def _prefix_rows_kernel(
     part_size: int,
     first_coalition: int,
     out: np.ndarray,
-    start: int,
-    stop: int,
+    first_written: int,
+    last_written: int,
 ) -> None:  # pragma: no cover - numba
+    """Write coalition ``first_coalition + c`` into block c of ``out``, c in [first_written, last_written)."""
     d = ranks.shape[1]
-    for c in range(start, stop):
+    for c in range(first_written, last_written):
         ordering, step = divmod(first_coalition + c, d - 1)
         row, first = x_rows[ordering], first_rows[ordering]
         for i in range(part_size):
@@ -168,6 +169,8 @@ class CpuBackend(ArrayBackend):
         """
         dtype = np.result_type(x.dtype, background.dtype)
         d, n_coalitions = ranks.shape[1], stop - start
+        if not 0 <= start <= stop <= ranks.shape[0] * (d - 1):
+            raise ValueError(f"start and stop must satisfy 0 <= start <= stop <= {ranks.shape[0] * (d - 1)}.")
         if out is None:
             out = np.empty((n_coalitions * part_size, d), dtype=dtype)
         if out.shape != (n_coalitions * part_size, d):

@@ -43,10 +43,13 @@ RIDGE = 1e-10
 """Ridge of a system, relative to the mean diagonal of its normal matrix."""
 
 _REDUCTIONS_IN_ANY_ORDER = {"reassoc", "contract"}
-"""LLVM flags of the Cholesky kernel: its inner products may be reassociated and fused into FMAs,
-which lets them run in SIMD lanes, without assuming away NaN or infinity. The factor at d = 200 took
-0.44 ms instead of 1.15 ms (LAPACK's ``np.linalg.cholesky``: 1.06 ms), at d = 100 0.08 ms instead of
-0.14 ms; the solutions agree to rounding."""
+"""LLVM flags of the Cholesky kernel (:func:`_solve_in_place`): its floating-point sums (the
+factor's inner products, the trace, the triangular solves) may be reassociated and fused into
+FMAs, which lets them run in SIMD lanes, without assuming away NaN or infinity. The factor at
+d = 200 took 0.44 ms instead of 1.15 ms (LAPACK's ``np.linalg.cholesky``: 1.06 ms), at d = 100
+0.08 ms instead of 0.14 ms. The solutions agree to rounding, but the order of the additions
+follows the CPU's SIMD width: the last bits of Leverage SHAP's values may differ between CPUs
+(the same ``random_state`` still draws the same coalitions)."""
 
 
 def paired_normal_matrices_array(first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, xp: Any) -> Any:
@@ -290,8 +293,8 @@ def _solve_kernel(
 def _solve_in_place(system: np.ndarray, rhs: np.ndarray) -> bool:  # pragma: no cover - numba
     """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky; False if a pivot is not positive.
 
-    ``system`` is overwritten by the factor (lower triangle). The factor's inner products may be
-    summed in any order (:data:`_REDUCTIONS_IN_ANY_ORDER`).
+    ``system`` is overwritten by the factor (lower triangle). Its sums may be added in any order
+    (:data:`_REDUCTIONS_IN_ANY_ORDER`).
     """
     d, n_outputs = system.shape[0], rhs.shape[1]
     trace = 0.0

@@ -25,7 +25,11 @@ from sklearn_shapq.estimators._units import UnitSamples, combine_units
 from sklearn_shapq.samplers import ORDERING_SOURCES, make_source, register_source
 
 ROW_MASK_BYTES = 4 * 2**20
-"""Coalition masks of one row walked at once: fixes the chunks of a row, whatever its block."""
+"""Coalition masks of one row walked at once: fixes the chunks of a row, whatever its block.
+
+The interventional game never writes these masks (it builds model rows from the orderings' ranks,
+:meth:`~sklearn_shapq.games.Game.prefix_grid`); for it the bound is a margin. Other games
+(feature groups, score games) evaluate the masks."""
 
 TOL_ROUNDS = 10
 """With a tolerance, units are walked in about this many rounds, checking errors after each."""

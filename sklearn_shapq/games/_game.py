@@ -145,7 +145,7 @@ class Game(ABC):
 
         Ordering o of game b visits the coalitions {j : ``ranks[b, o, j]`` < t}, its first t players,
         for t = 1 … d − 1 (∅ and N are the cached corners). Equal to
-        ``grid(games, prefix_masks(ranks).reshape(B, n (d − 1), d))`` and counted alike; a game
+        ``grid(games, prefix_masks(ranks, xp).reshape(B, n (d − 1), d))`` and counted alike; a game
         that builds model rows may skip the masks (:meth:`evaluate_prefixes`).
 
         Examples
@@ -159,9 +159,9 @@ class Game(ABC):
         """
         xp = self.backend.xp
         ranks = self.backend.to_device(ranks)
-        n_rows, n_orderings, d = ranks.shape
-        if d != self.n_players:
+        if ranks.ndim != 3 or ranks.shape[2] != self.n_players:
             raise ValueError(f"ranks must have shape (B, n, {self.n_players}), got {tuple(ranks.shape)}.")
+        n_rows, n_orderings, d = ranks.shape
         games = self._checked_games(games, n_rows)
         if n_rows * n_orderings == 0 or d == 1:
             return xp.empty((n_rows, n_orderings, d - 1, self.n_outputs), dtype=xp.float64)

@@ -120,7 +120,7 @@ def keyed_sized_coalitions(keys: np.ndarray, d: int, size: Any, n: Any, with_fir
     keys = np.asarray(keys, dtype=np.uint64)
     sizes = np.asarray(size, dtype=np.int64).reshape(-1)
     counts = np.asarray(n, dtype=np.int64).reshape(-1)
-    keys = keys.reshape(keys.shape[0], -1)
+    keys = keys[:, None] if keys.ndim == 1 else keys
     if keys.shape[1] != sizes.shape[0] or counts.shape != sizes.shape:
         raise ValueError(f"keys (B, C), size and n (C,) must agree: got {keys.shape}, {sizes.shape}, {counts.shape}.")
     if sizes.size and not ((1 <= sizes) & (sizes <= d)).all():

@@ -305,9 +305,17 @@ def test_prefix_grid_checks_its_arguments():
     game = interventional_game(CountingModel(3), np.zeros((2, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"ranks must have shape \(B, n, 3\)"):
         game.prefix_grid(np.array([0]), np.zeros((1, 2, 4), dtype=int))
+    with pytest.raises(ValueError, match=r"ranks must have shape \(B, n, 3\)"):
+        game.prefix_grid(np.array([0]), np.zeros((2, 3), dtype=int))
     with pytest.raises(ValueError, match=r"game indices must lie in \[0, 2\)"):
         game.prefix_grid(np.array([2]), np.zeros((1, 2, 3), dtype=int))
     with pytest.raises(ValueError, match=r"games must have shape \(1,\)"):
         game.prefix_grid(np.array([0, 1]), np.zeros((1, 2, 3), dtype=int))
     assert game.prefix_grid(np.array([0]), np.zeros((1, 0, 3), dtype=int)).shape == (1, 0, 2, 1)
     assert game.n_calls == 0
+
+
+def test_prefix_rows_refuse_a_window_outside_the_coalitions():
+    x, background, ranks = np.zeros((1, 3)), np.zeros((2, 3)), np.array([[0, 1, 2]])
+    with pytest.raises(ValueError, match="start and stop must satisfy"):
+        CpuBackend().prefix_rows(x, np.array([0]), ranks, background, np.array([0]), 2, 1, 3)

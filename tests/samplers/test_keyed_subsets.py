@@ -54,3 +54,7 @@ def test_sized_coalitions_are_uniform_among_their_size(with_first):
         assert masks[..., 0].all()
     assert chisquare(support).pvalue > 1e-4
     np.testing.assert_array_equal(masks[3:4], keyed_sized_coalitions(KEYS[3:4], d, size, 2, with_first=with_first))
+
+
+def test_sized_coalitions_of_no_keys_are_empty():
+    assert keyed_sized_coalitions(np.zeros(0, dtype=np.uint64), 40, 5, 3).shape == (0, 3, 40)
