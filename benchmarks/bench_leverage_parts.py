@@ -18,7 +18,7 @@ Rerun
 -----
 ::
 
-    python benchmarks/bench_leverage_parts.py     # about 5 minutes on 2 shared cores
+    python benchmarks/bench_leverage_parts.py     # about 3 minutes on 2 shared cores
 
 Results: ``benchmarks/results/bench_leverage_parts.json``.
 """
