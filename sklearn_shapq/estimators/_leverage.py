@@ -157,7 +157,7 @@ def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
     rows = keys.shape[0]
     classes = np.flatnonzero(pairs) + 1
     counts = np.asarray(pairs)[classes - 1].astype(np.int64)
-    capacities = np.array([comb(d, int(t)) / (2 if 2 * t == d else 1) for t in classes])  # class_capacities(d)
+    capacities = class_capacities(d)[classes - 1]
     listed = (counts == capacities) | (capacities <= ENUMERATED_CLASS_SIZE)
     blocks = {}
     for t, n in zip(classes[listed], counts[listed], strict=True):
