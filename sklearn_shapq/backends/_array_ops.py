@@ -17,9 +17,7 @@ import scipy.special
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_array
 from sklearn_shapq.backends._paired_regression import (
-    paired_normal_matrices_array,
-    paired_right_sides_array,
-    paired_solutions_array,
+    paired_regression_array,
 )
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
 
@@ -190,12 +188,23 @@ class ArrayBackend:
             return self.masked_rows(x[x_rows[orderings]], masks, background, out)
         return self.part_masked_rows(x, x_rows[orderings], masks, background, first_rows[orderings], part_size, out)
 
-    def paired_normal_matrices(self, first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int) -> Any:
-        """Return the normal matrix of each group of complementary pairs: Σ over its pairs of 2 w c cᵀ.
+    def paired_regression(
+        self,
+        first_masks: Any,
+        weights: Any,
+        groups: np.ndarray,
+        n_groups: int,
+        pair_targets: Any,
+        leave_outs: bool,
+    ) -> tuple[Any, Any]:
+        """Solve the regression on complementary pairs: with every group of pairs, and without each group g ≥ 1.
 
         The regression of Leverage SHAP (:mod:`sklearn_shapq.backends._paired_regression`): pair p
-        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − s / d (s: the size of S) and −c
-        add the same term.
+        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − s / d (s: the size
+        of S) and −c add the same term 2 w c cᵀ to the normal matrix and w c (b_S − b_{N∖S}) to the
+        right side. The system of a set of groups is the sum of their normal matrices + 11ᵀ / d + λ I
+        (λ: ``RIDGE`` times the mean diagonal of that sum) with the sum of their right sides. Group 0
+        (pairs not sampled) stays in every system.
 
         Parameters
         ----------
@@ -206,44 +215,8 @@ class ArrayBackend:
         groups : int array of shape (P,)
             The group (0 … n_groups − 1) of each pair, on the host.
         n_groups : int
-
-        Returns
-        -------
-        float array of shape (B, n_groups, d, d)
-        """
-        return paired_normal_matrices_array(first_masks, weights, groups, n_groups, self.xp)
-
-    def paired_right_sides(
-        self, first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, pair_targets: Any
-    ) -> Any:
-        """Return the right side of each group of complementary pairs: Σ over its pairs of w c (b_S − b_{N∖S}).
-
-        Parameters
-        ----------
-        first_masks, weights, groups, n_groups
-            As in :meth:`paired_normal_matrices`.
         pair_targets : float array of shape (B, P, k)
             b_S − b_{N∖S} of each pair: the difference of the regression's targets.
-
-        Returns
-        -------
-        float array of shape (B, n_groups, d, k)
-        """
-        return paired_right_sides_array(first_masks, weights, groups, n_groups, pair_targets, self.xp)
-
-    def paired_solutions(self, normal: Any, right: Any, leave_outs: bool) -> tuple[Any, Any]:
-        """Solve the regression on complementary pairs: with every group, and without each group g ≥ 1.
-
-        The system of a set of groups is Σ normal_g + 11ᵀ / d + λ I (λ: ``RIDGE`` times the mean
-        diagonal of Σ normal_g) with right side Σ right_g; see
-        :mod:`sklearn_shapq.backends._paired_regression`. Group 0 (pairs not sampled) stays in every system.
-
-        Parameters
-        ----------
-        normal : float array of shape (B, n_groups, d, d)
-            :meth:`paired_normal_matrices`.
-        right : float array of shape (B, n_groups, d, k)
-            :meth:`paired_right_sides`.
         leave_outs : bool
             Whether to solve the leave-one-group-out systems too.
 
@@ -252,7 +225,7 @@ class ArrayBackend:
         full : float array of shape (B, d, k)
         leave_out : float array of shape (B, n_groups − 1, d, k), or None without ``leave_outs``
         """
-        return paired_solutions_array(normal, right, leave_outs, self.xp)
+        return paired_regression_array(first_masks, weights, groups, n_groups, pair_targets, leave_outs, self.xp)
 
     def background_mean(self, outputs: Any, n_background: int) -> Any:
         """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""

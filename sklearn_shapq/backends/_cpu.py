@@ -11,9 +11,7 @@ from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
 from sklearn_shapq.backends._paired_regression import (
-    paired_normal_matrices_numba,
-    paired_right_sides_numba,
-    paired_solutions_numba,
+    paired_regression_numba,
 )
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
@@ -189,46 +187,32 @@ class CpuBackend(ArrayBackend):
         run_ranges(lambda first, last: _prefix_rows_kernel(*arrays, first, last), n_coalitions, min_coalitions)
         return out
 
-    def paired_normal_matrices(
-        self, first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int
-    ) -> np.ndarray:
-        """Return the normal matrices of groups of pairs by numba (:meth:`ArrayBackend.paired_normal_matrices`).
+    def paired_regression(
+        self,
+        first_masks: np.ndarray,
+        weights: np.ndarray,
+        groups: np.ndarray,
+        n_groups: int,
+        pair_targets: np.ndarray,
+        leave_outs: bool,
+    ) -> tuple[np.ndarray, Any]:
+        """Solve the paired regression's systems by one numba kernel (:meth:`ArrayBackend.paired_regression`).
 
         Equal to the array path up to rounding.
 
         Examples
         --------
         >>> rng = np.random.default_rng(0)
-        >>> masks, weights, groups = rng.random((3, 20, 6)) < 0.4, rng.random(20), np.arange(20) % 4
-        >>> fast = CpuBackend().paired_normal_matrices(masks, weights, groups, 4)
-        >>> fast.shape, bool(np.allclose(fast, ArrayBackend(np).paired_normal_matrices(masks, weights, groups, 4)))
-        ((3, 4, 6, 6), True)
-        """
-        return paired_normal_matrices_numba(first_masks, weights, groups, n_groups)
-
-    def paired_right_sides(
-        self, first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int, pair_targets: np.ndarray
-    ) -> np.ndarray:
-        """Return the right sides of groups of pairs by numba (:meth:`ArrayBackend.paired_right_sides`)."""
-        return paired_right_sides_numba(first_masks, weights, groups, n_groups, pair_targets)
-
-    def paired_solutions(self, normal: np.ndarray, right: np.ndarray, leave_outs: bool) -> tuple[np.ndarray, Any]:
-        """Solve the paired regression's systems by a numba kernel (:meth:`ArrayBackend.paired_solutions`).
-
-        Examples
-        --------
-        >>> rng = np.random.default_rng(0)
         >>> masks, weights, groups = rng.random((2, 30, 5)) < 0.4, rng.random(30), np.arange(30) % 4
-        >>> backend, twin = CpuBackend(), ArrayBackend(np)
-        >>> normal = backend.paired_normal_matrices(masks, weights, groups, 4)
-        >>> right = backend.paired_right_sides(masks, weights, groups, 4, rng.normal(size=(2, 30, 1)))
-        >>> full, leave_out = backend.paired_solutions(normal, right, leave_outs=True)
+        >>> targets = rng.normal(size=(2, 30, 1))
+        >>> full, leave_out = CpuBackend().paired_regression(masks, weights, groups, 4, targets, leave_outs=True)
         >>> full.shape, leave_out.shape
         ((2, 5, 1), (2, 3, 5, 1))
-        >>> bool(np.allclose(leave_out, twin.paired_solutions(normal, right, leave_outs=True)[1]))
+        >>> twin = ArrayBackend(np).paired_regression(masks, weights, groups, 4, targets, leave_outs=True)
+        >>> bool(np.allclose(full, twin[0]) and np.allclose(leave_out, twin[1]))
         True
         """
-        return paired_solutions_numba(normal, right, leave_outs)
+        return paired_regression_numba(first_masks, weights, groups, n_groups, pair_targets, leave_outs)
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
         """Feature orderings defined by round keys, by a numba kernel on threads.

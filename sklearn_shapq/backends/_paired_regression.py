@@ -1,30 +1,29 @@
-"""Normal equations of the regression on complementary pairs (Leverage SHAP): array code and numba kernels.
+"""The regression on complementary pairs (Leverage SHAP), formed and solved: array code and a numba kernel.
 
 A pair p holds a coalition S_p and its complement N ∖ S_p, both of kernel weight w_p. With centred
 masks c = z_S − |S| / d (the complement's is −c), the pair adds 2 w_p c cᵀ to the normal matrix and
 w_p c (b_S − b_{N∖S}) to the right side, so both are sums over the pairs' first coalitions only.
 The pairs are split into groups (the jackknife's, and the classes listed whole); each group gets
-its own sums, from which the estimator forms the full system and the leave-one-group-out ones.
+its own sums, from which the full system and the leave-one-group-out ones are formed.
 
-* **Array path** (:func:`paired_normal_matrices_array`, :func:`paired_right_sides_array`; the GPU's
-  and CI's twins): float masks, centred and weighted, and one batched product per group, in a
-  Python loop over the few groups.
-* **Numba path** (:func:`paired_normal_matrices_numba`, :func:`paired_right_sides_numba`; the CPU's):
-  with a = |S| / d, Σ w c cᵀ = Σ w z zᵀ − u 1ᵀ − 1 uᵀ + (Σ w a²) 11ᵀ with u = Σ w a z, and
+The system of a set of pairs is its normal matrix plus 11ᵀ / d (the efficiency constraint; every
+centred mask and right side is orthogonal to 1) plus a ridge of :data:`RIDGE` times its mean
+diagonal; the full system holds every group, and the leave-one-group-out systems all but one of
+groups 1 … G (group 0, the classes listed whole, is never left out). Every system is symmetric
+positive definite (a sum of w c cᵀ, plus 11ᵀ / d and the ridge).
+
+* **Array path** (:func:`paired_regression_array`; the GPU's and CI's twins): float masks, centred
+  and weighted, one batched product per group (a Python loop over the few groups) for the groups'
+  (B, G, d, d) normal matrices, then batched ``xp.linalg.solve``.
+* **Numba path** (:func:`paired_regression_numba`; the CPU's): one kernel, game by game on
+  :func:`~sklearn_shapq.backends._threads.run_ranges` threads, with the game's sums in thread-local
+  scratch (nothing of size B · G · d² is written). With a = |S| / d,
+  Σ w c cᵀ = Σ w z zᵀ − u 1ᵀ − 1 uᵀ + (Σ w a²) 11ᵀ with u = Σ w a z, and
   Σ w c δ = Σ w δ z − (Σ w a δ) 1, so a pair costs |S|² / 2 additions for the matrix and |S| per
-  output for the right side instead of d² and d, without temporaries; games on
-  :func:`~sklearn_shapq.backends._threads.run_ranges` threads. Equal to the array path up to
-  rounding (another order of the additions).
-
-The solves (:func:`paired_solutions_array`, :func:`paired_solutions_numba`): the system of a set of
-pairs is its normal matrix plus 11ᵀ / d (the efficiency constraint; every centred mask and right
-side is orthogonal to 1) plus a ridge of :data:`RIDGE` times its mean diagonal; the full system
-holds every group, and the leave-one-group-out systems all but one of groups 1 … G (group 0, the
-classes listed whole, is never left out). Every system is symmetric positive definite (a sum of
-w c cᵀ, plus 11ᵀ / d and the ridge). The array path is batched ``xp.linalg.solve``; the numba
-path forms each system in place and solves it by Cholesky (d³ / 6 multiply-adds), without the
-(B, G, d, d) temporaries; a game where rounding leaves a pivot that is not positive is solved
-again by the array path.
+  output for the right side instead of d² and d. Each system's lower triangle is then formed from
+  the sums of all groups less the one left out, and solved in place by Cholesky (d³ / 6
+  multiply-adds). A game where rounding leaves a pivot that is not positive is solved again by the
+  array path. Equal to the array path up to rounding (another order of the additions).
 """
 
 from __future__ import annotations
@@ -52,35 +51,26 @@ follows the CPU's SIMD width: the last bits of Leverage SHAP's values may differ
 (the same ``random_state`` still draws the same coalitions)."""
 
 
-def paired_normal_matrices_array(first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, xp: Any) -> Any:
-    """Return the normal matrix of each group of pairs, (B, n_groups, d, d), by array code on ``xp``.
+def paired_regression_array(
+    first_masks: Any,
+    weights: Any,
+    groups: np.ndarray,
+    n_groups: int,
+    pair_targets: Any,
+    leave_outs: bool,
+    xp: Any,
+) -> tuple[Any, Any]:
+    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
 
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_normal_matrices`.
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_regression`; array code on ``xp``:
+    the groups' normal matrices and right sides by batched products, then batched solves.
     """
     centred, weighted = _centred_weighted(first_masks, weights, xp)
     by_feature = weighted.transpose(0, 2, 1)
     members = _group_members(groups, n_groups, xp)
     # a loop over the few groups: one batched product each
-    return xp.stack([2 * xp.matmul(by_feature[:, :, m], centred[:, m]) for m in members], axis=1)
-
-
-def paired_right_sides_array(
-    first_masks: Any, weights: Any, groups: np.ndarray, n_groups: int, pair_targets: Any, xp: Any
-) -> Any:
-    """Return the right side of each group of pairs, (B, n_groups, d, k), by array code on ``xp``.
-
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_right_sides`.
-    """
-    _, weighted = _centred_weighted(first_masks, weights, xp)
-    members = _group_members(groups, n_groups, xp)
-    return xp.stack([xp.einsum("bpi,bpk->bik", weighted[:, m], pair_targets[:, m]) for m in members], axis=1)
-
-
-def paired_solutions_array(normal: Any, right: Any, leave_outs: bool, xp: Any) -> tuple[Any, Any]:
-    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
-
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; batched solves.
-    """
+    normal = xp.stack([2 * xp.matmul(by_feature[:, :, m], centred[:, m]) for m in members], axis=1)
+    right = xp.stack([xp.einsum("bpi,bpk->bik", weighted[:, m], pair_targets[:, m]) for m in members], axis=1)
     full_normal, full_right = normal.sum(axis=1), right.sum(axis=1)
     full = _solve_array(full_normal, full_right, xp)
     if not leave_outs:
@@ -108,66 +98,40 @@ def _group_members(groups: np.ndarray, n_groups: int, xp: Any) -> list:
     return [xp.asarray(np.flatnonzero(groups == g)) for g in range(n_groups)]
 
 
-def paired_normal_matrices_numba(
-    first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int
-) -> np.ndarray:
-    """Return the normal matrix of each group of pairs, (B, n_groups, d, d), by a numba kernel on threads.
+def paired_regression_numba(
+    first_masks: np.ndarray,
+    weights: np.ndarray,
+    groups: np.ndarray,
+    n_groups: int,
+    pair_targets: np.ndarray,
+    leave_outs: bool,
+) -> tuple[np.ndarray, Any]:
+    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
 
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_normal_matrices`.
-    """
-    masks, weights, groups = _kernel_inputs(first_masks, weights, groups, n_groups)
-    n_games, n_pairs, d = masks.shape
-    out = np.zeros((n_games, n_groups, d, d), dtype=np.float64)
-
-    def games(start: int, stop: int) -> None:
-        _normal_kernel(masks, weights, groups, out, start, stop)
-
-    run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, n_pairs * d * d // 8))
-    return out
-
-
-def paired_right_sides_numba(
-    first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int, pair_targets: np.ndarray
-) -> np.ndarray:
-    """Return the right side of each group of pairs, (B, n_groups, d, k), by a numba kernel on threads.
-
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_right_sides`.
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_regression`; one numba kernel on
+    threads, game by game: the groups' sums, then each system formed and solved in place.
     """
     masks, weights, groups = _kernel_inputs(first_masks, weights, groups, n_groups)
     n_games, n_pairs, d = masks.shape
     if pair_targets.shape[:2] != (n_games, n_pairs):
         raise ValueError(f"pair_targets must have shape ({n_games}, {n_pairs}, k), got {pair_targets.shape}.")
     targets = np.ascontiguousarray(pair_targets, dtype=np.float64)
-    out = np.zeros((n_games, n_groups, d, targets.shape[2]), dtype=np.float64)
-
-    def games(start: int, stop: int) -> None:
-        _right_side_kernel(masks, weights, groups, targets, out, start, stop)
-
-    run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, n_pairs * d * targets.shape[2] // 2))
-    return out
-
-
-def paired_solutions_numba(normal: np.ndarray, right: np.ndarray, leave_outs: bool) -> tuple[np.ndarray, Any]:
-    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
-
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_solutions`; a numba kernel on threads.
-    """
-    normal = np.ascontiguousarray(normal, dtype=np.float64)
-    right = np.ascontiguousarray(right, dtype=np.float64)
-    n_games, n_groups, d, _ = normal.shape
-    full = np.empty((n_games, d, right.shape[3]), dtype=np.float64)
-    leave_out = np.empty((n_games, n_groups - 1 if leave_outs else 0, d, right.shape[3]), dtype=np.float64)
-
+    n_outputs = targets.shape[2]
+    full = np.empty((n_games, d, n_outputs), dtype=np.float64)
+    leave_out = np.empty((n_games, n_groups - 1 if leave_outs else 0, d, n_outputs), dtype=np.float64)
     failed = np.zeros(n_games, dtype=np.bool_)
 
     def games(start: int, stop: int) -> None:
-        _solve_kernel(normal, right, full, leave_out, failed, start, stop)
+        _regression_kernel(masks, weights, groups, n_groups, targets, full, leave_out, failed, start, stop)
 
     systems = 1 + leave_out.shape[1]
-    run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, systems * d**3 // 6))
+    work = n_pairs * d * (d + 2 * n_outputs) // 2 + systems * (d**3 // 6 + d * d * (1 + n_outputs))
+    run_ranges(games, n_games, _MIN_THREAD_ADDITIONS // max(1, work))
     if failed.any():  # a pivot not positive: rounding beat the ridge; LAPACK's pivoted LU for those games
         again = np.flatnonzero(failed)
-        full[again], redone = paired_solutions_array(normal[again], right[again], leave_outs, np)
+        full[again], redone = paired_regression_array(
+            masks[again], weights, groups, n_groups, targets[again], leave_outs, np
+        )
         if leave_outs:
             leave_out[again] = redone
     return full, leave_out if leave_outs else None
@@ -176,7 +140,7 @@ def paired_solutions_numba(normal: np.ndarray, right: np.ndarray, leave_outs: bo
 def _kernel_inputs(
     first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return contiguous masks, weights and groups; groups checked against ``n_groups`` (the kernels index by them)."""
+    """Return contiguous masks, weights and groups; groups checked against ``n_groups`` (the kernel indexes by them)."""
     masks = np.ascontiguousarray(first_masks, dtype=np.bool_)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     groups = np.ascontiguousarray(groups, dtype=np.intp)
@@ -188,105 +152,100 @@ def _kernel_inputs(
 
 
 @numba.njit(nogil=True, cache=True)
-def _normal_kernel(
-    masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, out: np.ndarray, start: int, stop: int
-) -> None:  # pragma: no cover - numba
-    n_pairs, d = masks.shape[1], masks.shape[2]
-    n_groups = out.shape[1]
-    members = np.empty(d, dtype=np.intp)
-    spread = np.empty((n_groups, d))  # u = Σ w a z of each group
-    square = np.empty(n_groups)  # Σ w a² of each group
-    for b in range(start, stop):
-        spread[:] = 0.0
-        square[:] = 0.0
-        for p in range(n_pairs):
-            g, w = groups[p], weights[p]
-            size = 0
-            for i in range(d):
-                if masks[b, p, i]:
-                    members[size] = i
-                    size += 1
-            a = size / d
-            for ii in range(size):
-                i = members[ii]
-                for jj in range(ii, size):  # Σ w z zᵀ, upper triangle
-                    out[b, g, i, members[jj]] += w
-                spread[g, i] += w * a
-            square[g] += w * a * a
-        for g in range(n_groups):
-            for i in range(d):
-                for j in range(i, d):
-                    value = 2.0 * (out[b, g, i, j] - spread[g, i] - spread[g, j] + square[g])
-                    out[b, g, i, j] = value
-                    out[b, g, j, i] = value
-
-
-@numba.njit(nogil=True, cache=True)
-def _right_side_kernel(
+def _regression_kernel(
     masks: np.ndarray,
     weights: np.ndarray,
     groups: np.ndarray,
+    n_groups: int,
     targets: np.ndarray,
-    out: np.ndarray,
-    start: int,
-    stop: int,
-) -> None:  # pragma: no cover - numba
-    n_pairs, d = masks.shape[1], masks.shape[2]
-    n_groups, n_outputs = out.shape[1], out.shape[3]
-    shift = np.empty((n_groups, n_outputs))  # Σ w a δ of each group
-    for b in range(start, stop):
-        shift[:] = 0.0
-        for p in range(n_pairs):
-            g, w = groups[p], weights[p]
-            size = 0
-            for i in range(d):
-                if masks[b, p, i]:
-                    size += 1
-                    for k in range(n_outputs):
-                        out[b, g, i, k] += w * targets[b, p, k]
-            a = size / d
-            for k in range(n_outputs):
-                shift[g, k] += w * a * targets[b, p, k]
-        for g in range(n_groups):
-            for i in range(d):
-                for k in range(n_outputs):
-                    out[b, g, i, k] -= shift[g, k]
-
-
-@numba.njit(nogil=True, cache=True)
-def _solve_kernel(
-    normal: np.ndarray,
-    right: np.ndarray,
     full: np.ndarray,
     leave_out: np.ndarray,
     failed: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
-    n_groups, d, n_outputs = normal.shape[1], normal.shape[2], right.shape[3]
-    full_normal = np.empty((d, d))
-    full_right = np.empty((d, n_outputs))
+    n_pairs, d, n_outputs = masks.shape[1], masks.shape[2], targets.shape[2]
+    # the sums of each group (index n_groups: of all groups): Σ w z zᵀ (upper triangle), u = Σ w a z,
+    # Σ w a², Σ w δ z and Σ w a δ
+    outer = np.empty((n_groups + 1, d, d))
+    spread = np.empty((n_groups + 1, d))
+    square = np.empty(n_groups + 1)
+    cross = np.empty((n_groups + 1, d, n_outputs))
+    shift = np.empty((n_groups + 1, n_outputs))
+    members = np.empty(d, dtype=np.intp)
     system = np.empty((d, d))
     rhs = np.empty((d, n_outputs))
+    every = n_groups
     for b in range(start, stop):
-        full_normal[:] = 0.0
-        full_right[:] = 0.0
-        for g in range(n_groups):
-            full_normal += normal[b, g]
-            full_right += right[b, g]
-        system[:] = full_normal
-        rhs[:] = full_right
+        outer[:] = 0.0
+        spread[:] = 0.0
+        square[:] = 0.0
+        cross[:] = 0.0
+        shift[:] = 0.0
+        for p in range(n_pairs):
+            g, w = groups[p], weights[p]
+            size = 0
+            for i in range(d):  # without a branch: the masks' bits are random
+                members[size] = i
+                size += masks[b, p, i]
+            a = size / d
+            for ii in range(size):
+                i = members[ii]
+                for jj in range(ii, size):
+                    outer[g, i, members[jj]] += w
+                spread[g, i] += w * a
+                for k in range(n_outputs):
+                    cross[g, i, k] += w * targets[b, p, k]
+            square[g] += w * a * a
+            for k in range(n_outputs):
+                shift[g, k] += w * a * targets[b, p, k]
+        for g in range(n_groups):  # the sums of all groups
+            for i in range(d):
+                for j in range(i, d):
+                    outer[every, i, j] += outer[g, i, j]
+                spread[every, i] += spread[g, i]
+                for k in range(n_outputs):
+                    cross[every, i, k] += cross[g, i, k]
+            square[every] += square[g]
+            for k in range(n_outputs):
+                shift[every, k] += shift[g, k]
+        _form_system(outer, spread, square, cross, shift, every, -1, system, rhs)
         solved = _solve_in_place(system, rhs)
         full[b] = rhs
         for g in range(leave_out.shape[1]):  # without group g + 1
-            for i in range(d):
-                for j in range(d):
-                    system[i, j] = full_normal[i, j] - normal[b, g + 1, i, j]
-                for k in range(n_outputs):
-                    rhs[i, k] = full_right[i, k] - right[b, g + 1, i, k]
+            _form_system(outer, spread, square, cross, shift, every, g + 1, system, rhs)
             solved &= _solve_in_place(system, rhs)
             leave_out[b, g] = rhs
         failed[b] = not solved
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _form_system(
+    outer: np.ndarray,
+    spread: np.ndarray,
+    square: np.ndarray,
+    cross: np.ndarray,
+    shift: np.ndarray,
+    every: int,
+    without: int,
+    system: np.ndarray,
+    rhs: np.ndarray,
+) -> None:  # pragma: no cover - numba
+    """Write the lower triangle of Σ 2 w c cᵀ and the right side Σ w c δ of all groups but ``without`` (-1: none).
+
+    With a = |S| / d: Σ w c cᵀ = Σ w z zᵀ − u 1ᵀ − 1 uᵀ + (Σ w a²) 11ᵀ and Σ w c δ = Σ w δ z − (Σ w a δ) 1.
+    """
+    d, n_outputs = system.shape[0], rhs.shape[1]
+    drop = 0.0 if without < 0 else 1.0
+    g = max(without, 0)
+    square_kept = square[every] - drop * square[g]
+    for i in range(d):
+        spread_i = spread[every, i] - drop * spread[g, i]
+        for j in range(i + 1):
+            kept = outer[every, j, i] - drop * outer[g, j, i]
+            system[i, j] = 2.0 * (kept - spread_i - (spread[every, j] - drop * spread[g, j]) + square_kept)
+        for k in range(n_outputs):
+            rhs[i, k] = cross[every, i, k] - drop * cross[g, i, k] - (shift[every, k] - drop * shift[g, k])
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_REDUCTIONS_IN_ANY_ORDER)
@@ -305,26 +264,29 @@ def _solve_in_place(system: np.ndarray, rhs: np.ndarray) -> bool:  # pragma: no 
         for j in range(i + 1):
             system[i, j] += 1.0 / d
         system[i, i] += ridge
+    inverse = np.empty(d)  # 1 / L_jj: products instead of divisions on the factor's chain of dependencies
     for i in range(d):  # L Lᵀ, row by row (the lower triangle only)
-        for j in range(i + 1):
+        for j in range(i):
             value = system[i, j]
             for m in range(j):
                 value -= system[i, m] * system[j, m]
-            if j < i:
-                system[i, j] = value / system[j, j]
-            elif value > 0.0:
-                system[i, i] = np.sqrt(value)
-            else:
-                return False
+            system[i, j] = value * inverse[j]
+        value = system[i, i]
+        for m in range(i):
+            value -= system[i, m] * system[i, m]
+        if not value > 0.0:
+            return False
+        system[i, i] = np.sqrt(value)
+        inverse[i] = 1.0 / system[i, i]
     for k in range(n_outputs):
         for i in range(d):  # L y = rhs
             value = rhs[i, k]
             for m in range(i):
                 value -= system[i, m] * rhs[m, k]
-            rhs[i, k] = value / system[i, i]
+            rhs[i, k] = value * inverse[i]
         for i in range(d - 1, -1, -1):  # Lᵀ x = y
             value = rhs[i, k]
             for m in range(i + 1, d):
                 value -= system[m, i] * rhs[m, k]
-            rhs[i, k] = value / system[i, i]
+            rhs[i, k] = value * inverse[i]
     return True

@@ -23,8 +23,8 @@ Design decisions
   The right side and every z̃ are orthogonal to 1, so Σ φ = v(N) − v(∅) exactly (efficiency by
   construction); λ = 1e-10 of the mean diagonal keeps the system regular with few pairs. A pair
   (S, N ∖ S) adds twice its first coalition's term to the normal matrix, so the normal equations
-  are sums over the first coalitions; they and the solves for B rows are backend operations
-  (:mod:`sklearn_shapq.backends._paired_regression`: numba kernels on the CPU, array code on a GPU).
+  are sums over the first coalitions; they and the solves for B rows are one backend operation
+  (:mod:`sklearn_shapq.backends._paired_regression`: a numba kernel on the CPU, array code on a GPU).
 * **Standard errors.** A grouped jackknife over :data:`JACKKNIFE_GROUPS` groups of the sampled
   pairs (the pairs of classes listed whole are no sample and stay in every fit): G more (d, d)
   solves per row, G − 1 degrees of freedom; zero when every class is listed whole (the values are
@@ -98,6 +98,8 @@ def leverage_pairs(n_pairs: int, d: int, size_weights: np.ndarray | None = None)
     low, high = 0.0, float(n_pairs) * 2 + 1.0
     for _ in range(200):  # bisection on the coalitions per size c: Σ min(share c, capacity) = n_pairs
         middle = (low + high) / 2
+        if middle in (low, high):  # adjacent floats: the bisection is done
+            break
         if np.minimum(share * middle, capacity).sum() < n_pairs:
             low = middle
         else:
@@ -184,16 +186,19 @@ class _Design:
     ----------
     first_masks : (B, P, d) the first coalition S of each pair; pair_sizes : (P,) |S|;
     weights : (P,) the kernel weight of a pair's two coalitions; groups : (P,) 0 for the classes
-    listed whole, 1 … G for the jackknife's groups (host); normal : (B, 1 + G, d, d), the normal
-    matrix of each group; backend : the array backend.
+    listed whole, 1 … G for the jackknife's groups (host); backend : the array backend.
     """
 
     first_masks: Any
     pair_sizes: np.ndarray
     weights: np.ndarray
     groups: np.ndarray
-    normal: Any
     backend: Any
+
+    @property
+    def n_groups(self) -> int:
+        """Groups of pairs, the listed classes' group 0 included."""
+        return int(self.groups.max()) + 1
 
 
 @register_estimator("leverage")
@@ -263,14 +268,12 @@ class LeverageEstimator(ShapleyEstimator):
         return masks, values, game.full_value[on_device] - game.empty_value[on_device]
 
     def _design(self, masks: Any, backend: Any) -> _Design:
-        """Return the pairs' first coalitions, weights and groups, and the normal matrices of each jackknife group."""
+        """Return the pairs' first coalitions, weights and groups (0: classes listed whole; 1 … G: the jackknife's)."""
         d = self.n_players
         pair_sizes = np.repeat(np.arange(1, self.pairs.size + 1), self.pairs)  # a pair of class t: |S| = t
         weights = 1.0 / (self._coalitions_per_size()[pair_sizes] * pair_sizes * (d - pair_sizes))
         groups = self._jackknife_groups() + 1  # 0: the classes listed whole (no sampling)
-        first_masks = masks[:, ::2]
-        normal = backend.paired_normal_matrices(first_masks, weights, groups, int(groups.max()) + 1)
-        return _Design(first_masks, pair_sizes, weights, groups, normal, backend)
+        return _Design(masks[:, ::2], pair_sizes, weights, groups, backend)
 
     def _regress(self, design: _Design, values: Any, total: Any) -> tuple[Any, Any, Any]:
         """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
@@ -281,16 +284,15 @@ class LeverageEstimator(ShapleyEstimator):
         xp, d = design.backend.xp, self.n_players
         shift = xp.asarray(2 * design.pair_sizes - d, dtype=xp.float64)[None, :, None] / d
         pair_targets = values[:, ::2] - values[:, 1::2] - shift * total[:, None, :]
-        right = design.backend.paired_right_sides(
-            design.first_masks, design.weights, design.groups, design.normal.shape[1], pair_targets
+        n_groups = design.n_groups - 1  # of the jackknife
+        leave_outs = not self.exact and n_groups >= 2
+        full, leave_out = design.backend.paired_regression(
+            design.first_masks, design.weights, design.groups, design.n_groups, pair_targets, leave_outs
         )
-        n_groups = right.shape[1] - 1  # of the jackknife
-        if self.exact or n_groups < 2:
-            full, _ = design.backend.paired_solutions(design.normal, right, leave_outs=False)
-            phi = full + total[:, None, :] / d
+        phi = full + total[:, None, :] / d
+        if not leave_outs:
             return phi, (xp.zeros(phi.shape) if self.exact else xp.full(phi.shape, xp.nan)), None
-        full, leave_out = design.backend.paired_solutions(design.normal, right, leave_outs=True)
-        return full + total[:, None, :] / d, jackknife_stderr(leave_out, xp), leave_out
+        return phi, jackknife_stderr(leave_out, xp), leave_out
 
     def _estimate(self, phi: Any, stderr: Any) -> ShapleyEstimate:
         """Return the estimate of B rows, with the jackknife's degrees of freedom."""

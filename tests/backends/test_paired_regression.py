@@ -1,4 +1,4 @@
-"""The paired regression's normal equations: numba kernels and array twins against sums written out."""
+"""The paired regression: the numba kernel and the array twins against systems written out and solved one by one."""
 
 import numpy as np
 import pytest
@@ -36,19 +36,6 @@ def _written_out(masks, weights, groups, n_groups, coalition_targets):
     return normal, right
 
 
-@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 1])
-def test_normal_equations_equal_the_sums_written_out(backend, seed):
-    masks, weights, groups, n_groups, coalition_targets = _problem(seed)
-    normal, right = _written_out(masks, weights, groups, n_groups, coalition_targets)
-    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
-    on_device = backend.to_device
-    got_normal = backend.paired_normal_matrices(on_device(masks), weights, groups, n_groups)
-    got_right = backend.paired_right_sides(on_device(masks), weights, groups, n_groups, on_device(pair_targets))
-    np.testing.assert_allclose(backend.to_numpy(got_normal), normal, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(backend.to_numpy(got_right), right, rtol=1e-12, atol=1e-12)
-
-
 def _solved_one_by_one(normal, right):
     """Each system written out: Σ of its groups' matrices + 11ᵀ / d + 1e-10 × mean diagonal (if positive) × I."""
     games, n_groups, d, _ = normal.shape
@@ -67,20 +54,29 @@ def _solved_one_by_one(normal, right):
     return full, leave_out
 
 
-@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
-def test_solutions_equal_the_systems_solved_one_by_one(backend):
-    masks, weights, groups, n_groups, coalition_targets = _problem(4, games=4, pairs=40, d=9, n_groups=5)
+def _regression(backend, masks, weights, groups, n_groups, coalition_targets, leave_outs=True):
     pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
-    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
-    right = CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets)
-    expected_full, expected_leave_out = _solved_one_by_one(normal, right)
-    full, leave_out = backend.paired_solutions(backend.to_device(normal), backend.to_device(right), leave_outs=True)
-    np.testing.assert_allclose(backend.to_numpy(full), expected_full, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(backend.to_numpy(leave_out), expected_leave_out, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(backend.to_numpy(full).sum(axis=1), 0.0, atol=1e-12)  # efficiency: x ⟂ 1
-    only_full, none = backend.paired_solutions(backend.to_device(normal), backend.to_device(right), leave_outs=False)
+    full, leave_out = backend.paired_regression(
+        backend.to_device(masks), weights, groups, n_groups, backend.to_device(pair_targets), leave_outs
+    )
+    return backend.to_numpy(full), None if leave_out is None else backend.to_numpy(leave_out)
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
+@pytest.mark.parametrize(
+    ("seed", "games", "pairs", "d", "n_groups"),
+    [(1, 3, 17, 7, 4), (2, 3, 30, 7, 4), (4, 4, 40, 9, 5), (7, 2, 60, 16, 11)],
+)
+def test_solutions_equal_the_systems_written_out_and_solved_one_by_one(backend, seed, games, pairs, d, n_groups):
+    problem = _problem(seed, games=games, pairs=pairs, d=d, n_groups=n_groups)
+    expected_full, expected_leave_out = _solved_one_by_one(*_written_out(*problem))
+    full, leave_out = _regression(backend, *problem)
+    np.testing.assert_allclose(full, expected_full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(leave_out, expected_leave_out, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(full.sum(axis=1), 0.0, atol=1e-12)  # efficiency: x ⟂ 1
+    only_full, none = _regression(backend, *problem, leave_outs=False)
     assert none is None
-    np.testing.assert_array_equal(backend.to_numpy(only_full), backend.to_numpy(full))
+    np.testing.assert_array_equal(only_full, full)
 
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
@@ -90,12 +86,9 @@ def test_a_singular_normal_matrix_is_solved_through_the_ridge(backend):
     There the ridge magnifies rounding (the paths differ by about 1e-6 relative), so each path is
     held to the least squares and to the system solved on its own, not to the other path bit for bit.
     """
-    masks, weights, groups, n_groups, coalition_targets = _problem(5, games=2, pairs=2, d=6, n_groups=1)
-    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
-    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
-    right = CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets)
-    full, _ = backend.paired_solutions(backend.to_device(normal), backend.to_device(right), leave_outs=False)
-    full = backend.to_numpy(full)
+    problem = _problem(5, games=2, pairs=2, d=6, n_groups=1)
+    normal, right = _written_out(*problem)
+    full, _ = _regression(backend, *problem, leave_outs=False)
     expected, _ = _solved_one_by_one(normal, right)
     assert np.isfinite(full).all()
     residual = np.einsum("bij,bjk->bik", normal.sum(axis=1), full) - right.sum(axis=1)  # the least squares hold
@@ -104,41 +97,23 @@ def test_a_singular_normal_matrix_is_solved_through_the_ridge(backend):
 
 
 def test_a_system_that_is_not_positive_definite_is_solved_again_by_pivoted_lu():
-    """Cholesky needs positive pivots; a game whose system has none (here a negative definite
-    matrix, which no pairs give) is solved again by the array path, the others stay Cholesky's."""
-    rng = np.random.default_rng(6)
-    square = rng.normal(size=(3, 2, 5, 5))
-    normal = square @ square.transpose(0, 1, 3, 2) + np.eye(5)
-    normal[1] *= -1.0
-    right = rng.normal(size=(3, 2, 5, 2))
-    full, leave_out = CpuBackend().paired_solutions(normal, right, leave_outs=True)
-    expected_full, expected_leave_out = _solved_one_by_one(normal, right)
+    """Cholesky needs positive pivots; games whose systems have none (here negative weights, which
+    no kernel gives, make the normal matrices negative definite) are solved again by the array path."""
+    masks, weights, groups, n_groups, coalition_targets = _problem(6, games=3, pairs=30, d=5, n_groups=3)
+    negative = (masks, -weights, groups, n_groups, coalition_targets)
+    expected_full, expected_leave_out = _solved_one_by_one(*_written_out(*negative))
+    full, leave_out = _regression(CpuBackend(), *negative)
     np.testing.assert_allclose(full, expected_full, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(leave_out, expected_leave_out, rtol=1e-10, atol=1e-12)
 
 
-def test_normal_matrices_are_symmetric_and_annihilate_the_ones():
-    """Centred masks are orthogonal to 1, so every normal matrix maps 1 to 0: what makes the solve efficient."""
-    masks, weights, groups, n_groups, _ = _problem(2, d=12, pairs=40)
-    normal = CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups)
-    np.testing.assert_array_equal(normal, normal.transpose(0, 1, 3, 2))
-    np.testing.assert_allclose(normal.sum(axis=3), 0.0, atol=1e-12)
-
-
-def test_threads_split_the_games_without_changing_the_sums(monkeypatch):
+def test_threads_split_the_games_without_changing_the_solutions(monkeypatch):
     from sklearn_shapq.backends import _paired_regression
 
-    masks, weights, groups, n_groups, coalition_targets = _problem(3, games=9)
-    pair_targets = coalition_targets[:, :, 0] - coalition_targets[:, :, 1]
-    serial = (
-        CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups),
-        CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets),
-    )
+    problem = _problem(3, games=9)
+    serial = _regression(CpuBackend(), *problem)
     monkeypatch.setattr(_paired_regression, "_MIN_THREAD_ADDITIONS", 1)  # one game per thread is worth it
-    threaded = (
-        CpuBackend().paired_normal_matrices(masks, weights, groups, n_groups),
-        CpuBackend().paired_right_sides(masks, weights, groups, n_groups, pair_targets),
-    )
+    threaded = _regression(CpuBackend(), *problem)
     for one, other in zip(serial, threaded, strict=True):
         np.testing.assert_array_equal(one, other)
 
@@ -147,9 +122,9 @@ def test_threads_split_the_games_without_changing_the_sums(monkeypatch):
     ("weights", "groups", "message"),
     [(np.ones(3), np.zeros(5, dtype=int), "one per pair"), (np.ones(5), np.full(5, 4), r"groups must lie in \[0, 4\)")],
 )
-def test_kernels_refuse_inconsistent_pairs(weights, groups, message):
+def test_the_kernel_refuses_inconsistent_pairs(weights, groups, message):
     masks = np.zeros((2, 5, 4), dtype=bool)
     with pytest.raises(ValueError, match=message):
-        CpuBackend().paired_normal_matrices(masks, weights, groups, 4)
-    with pytest.raises(ValueError, match=message):
-        CpuBackend().paired_right_sides(masks, weights, groups, 4, np.zeros((2, 5, 1)))
+        CpuBackend().paired_regression(masks, weights, groups, 4, np.zeros((2, 5, 1)), leave_outs=True)
+    with pytest.raises(ValueError, match="pair_targets must have shape"):
+        CpuBackend().paired_regression(masks, np.ones(5), np.zeros(5, dtype=int), 4, np.zeros((2, 4, 1)), True)
