@@ -165,7 +165,7 @@ def _regression_kernel(
     stop: int,
 ) -> None:  # pragma: no cover - numba
     n_pairs, d, n_outputs = masks.shape[1], masks.shape[2], targets.shape[2]
-    # the sums of each group (index n_groups: of all groups): Σ w z zᵀ (upper triangle), u = Σ w a z,
+    # the sums of each group and (index n_groups) of all: Σ w z zᵀ (lower triangle), u = Σ w a z,
     # Σ w a², Σ w δ z and Σ w a δ
     outer = np.empty((n_groups + 1, d, d))
     spread = np.empty((n_groups + 1, d))
@@ -191,24 +191,19 @@ def _regression_kernel(
             a = size / d
             for ii in range(size):
                 i = members[ii]
-                for jj in range(ii, size):
+                for jj in range(ii + 1):
                     outer[g, i, members[jj]] += w
+                    outer[every, i, members[jj]] += w
                 spread[g, i] += w * a
+                spread[every, i] += w * a
                 for k in range(n_outputs):
                     cross[g, i, k] += w * targets[b, p, k]
+                    cross[every, i, k] += w * targets[b, p, k]
             square[g] += w * a * a
+            square[every] += w * a * a
             for k in range(n_outputs):
                 shift[g, k] += w * a * targets[b, p, k]
-        for g in range(n_groups):  # the sums of all groups
-            for i in range(d):
-                for j in range(i, d):
-                    outer[every, i, j] += outer[g, i, j]
-                spread[every, i] += spread[g, i]
-                for k in range(n_outputs):
-                    cross[every, i, k] += cross[g, i, k]
-            square[every] += square[g]
-            for k in range(n_outputs):
-                shift[every, k] += shift[g, k]
+                shift[every, k] += w * a * targets[b, p, k]
         _form_system(outer, spread, square, cross, shift, every, -1, system, rhs)
         solved = _solve_in_place(system, rhs)
         full[b] = rhs
@@ -242,7 +237,7 @@ def _form_system(
     for i in range(d):
         spread_i = spread[every, i] - drop * spread[g, i]
         for j in range(i + 1):
-            kept = outer[every, j, i] - drop * outer[g, j, i]
+            kept = outer[every, i, j] - drop * outer[g, i, j]
             system[i, j] = 2.0 * (kept - spread_i - (spread[every, j] - drop * spread[g, j]) + square_kept)
         for k in range(n_outputs):
             rhs[i, k] = cross[every, i, k] - drop * cross[g, i, k] - (shift[every, k] - drop * shift[g, k])
