@@ -168,6 +168,7 @@ def _regression_kernel(
     # the sums of each group and (index n_groups) of all: Σ w z zᵀ (lower triangle), u = Σ w a z,
     # Σ w a², Σ w δ z and Σ w a δ
     outer = np.empty((n_groups + 1, d, d))
+    outer_rows = outer.reshape((n_groups + 1, d * d))
     spread = np.empty((n_groups + 1, d))
     square = np.empty(n_groups + 1)
     cross = np.empty((n_groups + 1, d, n_outputs))
@@ -193,7 +194,6 @@ def _regression_kernel(
                 i = members[ii]
                 for jj in range(ii + 1):
                     outer[g, i, members[jj]] += w
-                    outer[every, i, members[jj]] += w
                 spread[g, i] += w * a
                 spread[every, i] += w * a
                 for k in range(n_outputs):
@@ -204,6 +204,8 @@ def _regression_kernel(
             for k in range(n_outputs):
                 shift[g, k] += w * a * targets[b, p, k]
                 shift[every, k] += w * a * targets[b, p, k]
+        for g in range(n_groups):  # Σ w z zᵀ of all groups: contiguous (d, d) blocks, in SIMD lanes
+            flat_sum(outer_rows[every], outer_rows[g])
         _form_system(outer, spread, square, cross, shift, every, -1, system, rhs)
         solved = _solve_in_place(system, rhs)
         full[b] = rhs
@@ -212,6 +214,13 @@ def _regression_kernel(
             solved &= _solve_in_place(system, rhs)
             leave_out[b, g] = rhs
         failed[b] = not solved
+
+
+@numba.njit(nogil=True, cache=True)
+def flat_sum(into: np.ndarray, addend: np.ndarray) -> None:  # pragma: no cover - numba
+    """``into += addend`` for 1-D arrays, element by element (vectorised; no temporary)."""
+    for e in range(into.shape[0]):
+        into[e] += addend[e]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

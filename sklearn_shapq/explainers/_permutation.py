@@ -40,6 +40,10 @@ from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys,
 from sklearn_shapq.samplers._keyed import draw_seed
 
 _MAX_GAMES_PER_BLOCK = 4096
+_MIN_GAMES_PER_BLOCK = 8
+"""Games a block holds at least, memory permitting, even when fewer fill the model's calls: the
+estimators' kernels split a block's games among threads (Leverage SHAP's regressions at d = 200,
+one game a block, ran on one of two cores)."""
 _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games, in arrays of about a third of it each:
 large temporaries (above glibc's 32 MiB mmap threshold) were page-faulted anew on every block."""
@@ -420,9 +424,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:
-        """Games per block: enough to fill the model calls, few enough to bound memory."""
+        """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""
         coalitions = max(1, estimator.n_evals - 2)
         by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.rows_per_coalition)
+        by_batch = max(by_batch, _MIN_GAMES_PER_BLOCK)
         by_memory = _BLOCK_BYTES // max(1, estimator.bytes_per_game(game.n_outputs))
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_GAMES_PER_BLOCK))
 
