@@ -52,6 +52,26 @@ def test_rows_in_many_blocks_equal_rows_alone(diabetes):
         np.testing.assert_array_equal(many[row], explainer.explain(X[[row]]).values[0])
 
 
+def test_a_block_holds_games_for_the_threads_when_one_model_call_holds_one_game(diabetes, monkeypatch):
+    """The kernels split a block's games among threads: a block takes at least 8 games (memory
+    permitting), though a model call of 20 rows holds one coalition of one game."""
+    from sklearn_shapq.estimators._leverage import LeverageEstimator
+
+    X, model = diabetes
+    sizes, estimate = [], LeverageEstimator.estimate
+
+    def recorded(self, game, games, keys):
+        sizes.append(len(games))
+        return estimate(self, game, games, keys)
+
+    monkeypatch.setattr(LeverageEstimator, "estimate", recorded)
+    explainer = PermutationShapExplainer(
+        model, sampler="leverage", max_evals=100, background_size=20, background_parts=1, batch_size=20, random_state=1
+    ).fit(X)
+    explainer.explain(X[:20])
+    assert sizes == [8, 8, 4]
+
+
 @pytest.mark.parametrize("sampler", ["exact", "sbq", "orthogonal", "owen", "stratified"])
 def test_explain_changes_no_attribute_and_runs_from_threads(diabetes, sampler):
     X, model = diabetes
