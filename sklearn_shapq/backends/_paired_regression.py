@@ -165,18 +165,18 @@ def _regression_kernel(
     stop: int,
 ) -> None:  # pragma: no cover - numba
     n_pairs, d, n_outputs = masks.shape[1], masks.shape[2], targets.shape[2]
-    # the sums of each group and (index n_groups) of all: Σ w z zᵀ (lower triangle), u = Σ w a z,
-    # Σ w a², Σ w δ z and Σ w a δ
-    outer = np.empty((n_groups + 1, d, d))
-    outer_rows = outer.reshape((n_groups + 1, d * d))
-    spread = np.empty((n_groups + 1, d))
-    square = np.empty(n_groups + 1)
-    cross = np.empty((n_groups + 1, d, n_outputs))
-    shift = np.empty((n_groups + 1, n_outputs))
+    # the sums of each group, of all groups (index n_groups) and of none (n_groups + 1: zeros, what
+    # the full system leaves out): Σ w z zᵀ (lower triangle), u = Σ w a z, Σ w a², Σ w δ z and Σ w a δ
+    every, none = n_groups, n_groups + 1
+    outer = np.empty((n_groups + 2, d, d))
+    outer_rows = outer.reshape((n_groups + 2, d * d))
+    spread = np.empty((n_groups + 2, d))
+    square = np.empty(n_groups + 2)
+    cross = np.empty((n_groups + 2, d, n_outputs))
+    shift = np.empty((n_groups + 2, n_outputs))
     members = np.empty(d, dtype=np.intp)
     system = np.empty((d, d))
     rhs = np.empty((d, n_outputs))
-    every = n_groups
     for b in range(start, stop):
         outer[:] = 0.0
         spread[:] = 0.0
@@ -205,19 +205,21 @@ def _regression_kernel(
                 shift[g, k] += w * a * targets[b, p, k]
                 shift[every, k] += w * a * targets[b, p, k]
         for g in range(n_groups):  # Σ w z zᵀ of all groups: contiguous (d, d) blocks, in SIMD lanes
-            flat_sum(outer_rows[every], outer_rows[g])
-        _form_system(outer, spread, square, cross, shift, every, -1, system, rhs)
+            _flat_sum(outer_rows[every], outer_rows[g])
+        _form_system(outer, spread, square, cross, shift, every, none, system, rhs)
         solved = _solve_in_place(system, rhs)
         full[b] = rhs
         for g in range(leave_out.shape[1]):  # without group g + 1
+            if not solved:  # the array path solves this game again
+                break
             _form_system(outer, spread, square, cross, shift, every, g + 1, system, rhs)
-            solved &= _solve_in_place(system, rhs)
+            solved = _solve_in_place(system, rhs)
             leave_out[b, g] = rhs
         failed[b] = not solved
 
 
 @numba.njit(nogil=True, cache=True)
-def flat_sum(into: np.ndarray, addend: np.ndarray) -> None:  # pragma: no cover - numba
+def _flat_sum(into: np.ndarray, addend: np.ndarray) -> None:  # pragma: no cover - numba
     """``into += addend`` for 1-D arrays, element by element (vectorised; no temporary)."""
     for e in range(into.shape[0]):
         into[e] += addend[e]
@@ -235,21 +237,19 @@ def _form_system(
     system: np.ndarray,
     rhs: np.ndarray,
 ) -> None:  # pragma: no cover - numba
-    """Write the lower triangle of Σ 2 w c cᵀ and the right side Σ w c δ of all groups but ``without`` (-1: none).
+    """Write the lower triangle of Σ 2 w c cᵀ and the right side Σ w c δ of all groups but group ``without``.
 
     With a = |S| / d: Σ w c cᵀ = Σ w z zᵀ − u 1ᵀ − 1 uᵀ + (Σ w a²) 11ᵀ and Σ w c δ = Σ w δ z − (Σ w a δ) 1.
     """
-    d, n_outputs = system.shape[0], rhs.shape[1]
-    drop = 0.0 if without < 0 else 1.0
-    g = max(without, 0)
-    square_kept = square[every] - drop * square[g]
+    d, n_outputs, g = system.shape[0], rhs.shape[1], without
+    square_kept = square[every] - square[g]
     for i in range(d):
-        spread_i = spread[every, i] - drop * spread[g, i]
+        spread_i = spread[every, i] - spread[g, i]
         for j in range(i + 1):
-            kept = outer[every, i, j] - drop * outer[g, i, j]
-            system[i, j] = 2.0 * (kept - spread_i - (spread[every, j] - drop * spread[g, j]) + square_kept)
+            kept = outer[every, i, j] - outer[g, i, j]
+            system[i, j] = 2.0 * (kept - spread_i - (spread[every, j] - spread[g, j]) + square_kept)
         for k in range(n_outputs):
-            rhs[i, k] = cross[every, i, k] - drop * cross[g, i, k] - (shift[every, k] - drop * shift[g, k])
+            rhs[i, k] = cross[every, i, k] - cross[g, i, k] - (shift[every, k] - shift[g, k])
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_REDUCTIONS_IN_ANY_ORDER)

@@ -95,7 +95,7 @@ def leverage_pairs(n_pairs: int, d: int, size_weights: np.ndarray | None = None)
     share = np.where(2 * np.arange(1, d // 2 + 1) == d, 0.5, 1.0)  # pairs per coalition of a size
     if size_weights is not None:
         share = share * size_weights / size_weights.max()
-    low, high = 0.0, float(n_pairs) * 2 + 1.0
+    low, high = 0.0, float(np.max(capacity / share))  # at high every class is full: Σ ≥ n_pairs
     for _ in range(200):  # bisection on the coalitions per size c: Σ min(share c, capacity) = n_pairs
         middle = (low + high) / 2
         if middle in (low, high):  # adjacent floats: the bisection is done

@@ -43,7 +43,7 @@ _MAX_GAMES_PER_BLOCK = 4096
 _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, even when fewer fill the model's calls: the
 estimators' kernels split a block's games among threads (Leverage SHAP's regressions at d = 200,
-one game a block, ran on one of two cores)."""
+one game a block, ran on one thread)."""
 _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games, in arrays of about a third of it each:
 large temporaries (above glibc's 32 MiB mmap threshold) were page-faulted anew on every block."""

@@ -128,3 +128,40 @@ def test_the_kernel_refuses_inconsistent_pairs(weights, groups, message):
         CpuBackend().paired_regression(masks, weights, groups, 4, np.zeros((2, 5, 1)), leave_outs=True)
     with pytest.raises(ValueError, match="pair_targets must have shape"):
         CpuBackend().paired_regression(masks, np.ones(5), np.zeros(5, dtype=int), 4, np.zeros((2, 4, 1)), True)
+
+
+def test_a_game_whose_leave_out_system_alone_fails_is_solved_again_whole(monkeypatch):
+    """Every full system positive definite; without group 1, game 2's is not (group 2's negative
+    weights, which group 1 outweighs; in game 0 group 2's coalitions are empty, centred masks 0):
+    game 2 alone is solved again, whole, by the array path."""
+    from sklearn_shapq.backends import _paired_regression
+
+    masks, _, _, _, coalition_targets = _problem(8, games=3, pairs=40, d=5, n_groups=4)
+    groups = np.repeat([1, 2, 3], [26, 4, 10])
+    weights = np.where(groups == 2, -0.05, 1.0)
+    masks[0, 26:30] = False
+    redone, original = [], _paired_regression.paired_regression_array
+
+    def array_path(first_masks, *args):
+        redone.append(first_masks.shape[0])
+        return original(first_masks, *args)
+
+    monkeypatch.setattr(_paired_regression, "paired_regression_array", array_path)
+    problem = (masks, weights, groups, 4, coalition_targets)
+    full, leave_out = _regression(CpuBackend(), *problem)
+    expected_full, expected_leave_out = _solved_one_by_one(*_written_out(*problem))
+    assert redone == [1]
+    np.testing.assert_allclose(full, expected_full, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(leave_out, expected_leave_out, rtol=1e-10, atol=1e-12)
+
+
+def test_non_contiguous_inputs_and_narrow_group_integers_give_the_same_solutions():
+    masks, weights, groups, n_groups, coalition_targets = _problem(9, games=4, pairs=34, d=8, n_groups=3)
+    wide = np.zeros((4, 68, 8), dtype=bool)
+    wide[:, ::2] = masks  # a strided view, as the estimator passes its pairs' first coalitions
+    wide_targets = np.zeros((4, 68, 2, 2))
+    wide_targets[:, ::2] = coalition_targets
+    expected = _regression(CpuBackend(), masks, weights, groups, n_groups, coalition_targets)
+    got = _regression(CpuBackend(), wide[:, ::2], weights, groups.astype(np.int32), n_groups, wide_targets[:, ::2])
+    for one, other in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(one, other)

@@ -57,6 +57,16 @@ def test_kernel_pairs_follow_the_shapley_kernel_up_to_capacity(d, n_pairs):
         assert pairs[0] == pairs.max()  # the smallest sizes get the most
 
 
+@pytest.mark.parametrize("d", [24, 30])
+@pytest.mark.parametrize("short", [0, 1, 17])
+def test_kernel_pairs_sum_to_the_budget_up_to_every_pair(d, short):
+    """Near every pair the kernel's small shares need coalitions per size far above 2 n_pairs:
+    the bisection must start where every class is full."""
+    n_pairs = 2 ** (d - 1) - 1 - short
+    pairs = leverage_pairs(n_pairs, d, shapley_kernel_sizes(d))
+    assert pairs.sum() == n_pairs and (pairs <= class_capacities(d)).all()
+
+
 def test_capacities_are_the_pairs_there_are():
     for d in range(2, 12):
         assert class_capacities(d).sum() == 2 ** (d - 1) - 1
