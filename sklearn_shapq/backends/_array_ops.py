@@ -16,9 +16,7 @@ import scipy.special
 
 from sklearn_shapq.backends._feistel import check_ordering_args, variable_philox
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_array
-from sklearn_shapq.backends._paired_regression import (
-    paired_regression_array,
-)
+from sklearn_shapq.backends._paired_regression import paired_regression_array
 from sklearn_shapq.backends._product_kernel import pair_shapley_array
 
 PAIR_BLOCK_BYTES = 128 * 2**20

@@ -10,9 +10,7 @@ import numpy as np
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
 from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
-from sklearn_shapq.backends._paired_regression import (
-    paired_regression_numba,
-)
+from sklearn_shapq.backends._paired_regression import paired_regression_numba
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
