@@ -190,6 +190,8 @@ def _regression_kernel(
                 members[size] = i
                 size += masks[b, p, i]
             a = size / d
+            # the O(d) sums go to the group and to all groups at once; Σ w z zᵀ to the group only, and
+            # is totalled after by contiguous passes (a second scatter of |S|² / 2 cost more)
             for ii in range(size):
                 i = members[ii]
                 for jj in range(ii + 1):
