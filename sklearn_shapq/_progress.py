@@ -27,4 +27,6 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
     >>> with progress_bar(False, 10, "explaining", "row") as bar:
     ...     _ = bar.update(10)
     """
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, delay=PROGRESS_DELAY_S, leave=False)
+    return tqdm(
+        total=total, desc=desc, unit=unit, unit_scale=True, disable=not enabled, delay=PROGRESS_DELAY_S, leave=False
+    )

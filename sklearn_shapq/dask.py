@@ -115,7 +115,8 @@ def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
         std_names = [f"{name}__error_std" for name in names]
         columns = names + std_names + base_names
         meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in columns})
-        wide = X.map_partitions(_partition_estimates, worker_copy, columns, meta=meta)
+        restore = _dask_string_conversions(explainer, X)
+        wide = X.map_partitions(_partition_estimates, worker_copy, columns, restore, meta=meta)
         return {"values": wide[names], "error_std": wide[std_names], "base_values": wide[base_names]}
     stacked = X.rechunk({1: -1}).map_blocks(
         _block_estimates,
@@ -248,12 +249,63 @@ def _block_estimates(block: np.ndarray, explainer: Any) -> np.ndarray:
     return _estimates(explainer, block)
 
 
-def _partition_estimates(partition: Any, explainer: Any, columns: list[str]) -> Any:
+def _partition_estimates(partition: Any, explainer: Any, columns: list[str], restore: dict[int, tuple]) -> Any:
     import pandas as pd
 
     if len(partition) == 0:
         return pd.DataFrame({name: pd.Series(dtype=np.float64) for name in columns}, index=partition.index)
+    partition = _restored(partition, restore)
     return pd.DataFrame(_estimates(explainer, partition), index=partition.index, columns=columns)
+
+
+def _dask_string_conversions(explainer: Any, X: Any) -> dict[int, tuple]:
+    """Return the columns that dask's string conversion changed from what ``fit`` had: {position: (dtype, missing)}.
+
+    With ``dataframe.convert-string`` on (dask's default), dask turns object and ``str`` columns
+    into ``string`` columns whose missing cells are ``<NA>``: cells the user never had (an
+    eager explain of the same pandas rows sees None or NaN, which a model may treat otherwise).
+    Such a column is turned back, partition by partition, to the dtype of fit, a missing cell
+    to the one kind of missing value the column had in fit.
+    """
+    import dask
+    import pandas as pd
+
+    codec = getattr(explainer, "_codec", None)
+    if codec is None or dask.config.get("dataframe.convert-string") is False:
+        return {}
+    restore = {}
+    for j, (fitted, dtype) in enumerate(zip(codec.dtypes, X.dtypes, strict=True)):
+        converted = isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA
+        was_string = fitted == np.dtype(object) or (isinstance(fitted, pd.StringDtype) and fitted.na_value is not pd.NA)
+        if converted and was_string:
+            restore[j] = (fitted, codec.missing[j] or ())
+    return restore
+
+
+def _restored(partition: Any, restore: dict[int, tuple]) -> Any:
+    """Return ``partition`` with the columns dask converted to ``string`` in their dtypes of fit again."""
+    import pandas as pd
+
+    if not restore:
+        return partition
+    partition = partition.copy()
+    for j, (fitted, missing) in restore.items():
+        column = partition.iloc[:, j]
+        absent = column.isna().to_numpy()
+        if fitted != np.dtype(object) or not absent.any():
+            partition.isetitem(j, column.astype(fitted))
+            continue
+        if len(missing) != 1:
+            kinds = " and ".join(repr(value) for value in missing) or "none"
+            raise ValueError(
+                f"dask converted column {partition.columns[j]!r} to string, its missing cells to <NA>; in fit the "
+                f"column was object with the missing values {kinds}, so which one each cell was is lost. Create the "
+                "collection under dask.config.set({'dataframe.convert-string': False})."
+            )
+        cells = column.astype(object).to_numpy(copy=True)
+        cells[absent] = missing[0]
+        partition.isetitem(j, pd.Series(cells, index=column.index, dtype=object))
+    return partition
 
 
 def _columns(stacked: Any, start: int, stop: int, trailing: tuple[int, ...]) -> Any:

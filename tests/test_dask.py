@@ -90,6 +90,38 @@ def test_a_raw_table_as_a_dask_dataframe():
     np.testing.assert_allclose(values.to_numpy(), explainer.explain(rows).values, rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.parametrize("convert_string", [True, False])
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_string_columns_give_the_eager_values_whatever_dask_converts(convert_string, missing):
+    """dask's default string conversion makes None and NaN <NA>, which the pipeline's encoder takes for a new level."""
+    frame, y = people(200, seed=4)
+    frame = frame.assign(workclass=frame.workclass.astype(object).where(frame.workclass.notna(), missing))
+    frame["occupation"] = pd.Series(np.where(np.arange(200) % 3, "tech", "care"), dtype="str")  # str, no missing
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, max_evals=40, random_state=0, progress=False).fit(frame.iloc[:40])
+    rows = frame.iloc[40:70]
+    assert rows.workclass.isna().any()
+    with dask.config.set({"dataframe.convert-string": convert_string}):
+        collection = dd.from_pandas(rows, npartitions=3)
+        values = explainer.explain(collection).compute()
+    assert isinstance(collection.dtypes["workclass"], pd.StringDtype) is convert_string
+    np.testing.assert_allclose(values.to_numpy(), explainer.explain(rows).values, rtol=1e-13, atol=1e-15)
+
+
+def test_a_converted_column_whose_missing_kind_is_lost_is_refused_naming_it():
+    frame, y = people(200, seed=4)
+    frame = frame.assign(workclass=frame.workclass.astype(object))
+    frame.loc[frame.workclass.isna(), "workclass"] = [None, np.nan] * int(frame.workclass.isna().sum() // 2) + [
+        None
+    ] * (int(frame.workclass.isna().sum()) % 2)
+    model = census_pipeline(frame, y)
+    explainer = PermutationShapExplainer(model, max_evals=40, random_state=0, progress=False).fit(frame)
+    with dask.config.set({"dataframe.convert-string": True}):
+        lazy = explainer.explain(dd.from_pandas(frame.iloc[:30], npartitions=2))
+    with pytest.raises(ValueError, match=r"dask converted column 'workclass' .*None and nan"):
+        lazy.compute()
+
+
 def test_a_computed_slice_becomes_an_explanation_for_the_plots(regression):
     import matplotlib
 

@@ -44,6 +44,9 @@ _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, even when fewer fill the model's calls: the
 estimators' kernels split a block's games among threads (Leverage SHAP's regressions at d = 200,
 one game a block, ran on one thread)."""
+_REFIT_RTOL = 1e-9
+"""How far the model's outputs on the background may move between fit and explain (threads may sum in
+another order) before the model counts as changed."""
 _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games, in arrays of about a third of it each:
 large temporaries (above glibc's 32 MiB mmap threshold) were page-faulted anew on every block."""
@@ -164,7 +167,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         at any position of any batch, and duplicate rows get identical values. An int gives
         identical results on every call. numpy's global random state is never used.
     progress : bool, default=True
-        Show a progress bar over explained rows once ``explain`` has run 3 s.
+        Show a progress bar over the model rows of ``explain`` once it has run 3 s.
     n_jobs : int or None, default=None
         Model calls run at once in threads, with joblib's meaning (None: 1; -1: all cores; -2:
         all but one). Worth it for models that predict in a single thread (most scikit-learn
@@ -200,8 +203,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     measured is on the returned Explanation, as ``explanation.diagnostics``: a dict with
     "sampler", "background_parts", "n_evals" (evaluations each row used, v(∅) and v(N)
     included; fewer than ``max_evals_`` with ``tol``; split, those of each part, whose
-    evaluations cost N / parts model rows), "n_model_rows" and "n_model_calls" (``fit``
-    additionally evaluated the N background rows once for the base value).
+    evaluations cost N / parts model rows), "n_model_rows" and "n_model_calls" (with the one
+    call of N background rows that checks the model is the one of ``fit``; ``fit`` evaluated
+    them too, for the base value).
 
     Examples
     --------
@@ -328,6 +332,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
         self._empty_value = empty
         self._fitted_model, self._fitted_plan = self.model, self._plan_settings()
+        self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
 
     def _plan_settings(self) -> tuple:
@@ -364,12 +369,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         if is_dask_collection(X):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
+        codec, background = (
+            (None, self.background_) if self._codec is None else self._codec.aligned(X, self.background_)
+        )
         array, _, codec = check_table(
             X,
             n_features=self.n_features_in_,
             feature_names=self._expected_names(),
-            codec=self._codec,
-            tables=self._codec is not None,
+            codec=codec,
+            tables=codec is not None,
             **missing_value_policy(self.allow_nan, self.model),
         )
         n_rows = array.shape[0]
@@ -377,10 +385,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         keys = row_keys(seed, keyed_content(array, codec))
         groups = self.feature_groups_
         backend = resolve_backend(self.device)
-        with backend.activate():
+        model_rows = n_rows * self.max_evals_ * background.shape[0]  # an evaluation: N model rows
+        with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
             model_fn = make_model_function(self.model, self.output, backend, codec)
-            background = backend.to_device(self.background_)
-            background_outputs = backend.to_device(self._background_outputs)
+            background_outputs, checks = self._current_background_outputs(backend, model_fn, background)
+            background_outputs = backend.to_device(background_outputs)
+            model_fn = model_fn.counted(bar)
+            background = backend.to_device(background)
 
             def game_of(rows: slice) -> InterventionalGame:
                 return InterventionalGame(
@@ -403,10 +414,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 n_candidates=self.n_candidates,
             )
             values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
+            empty = backend.to_numpy(background_outputs.mean(axis=0))
         data, display_data = explanation_data(array, codec, None if self.feature_groups is None else groups)
         return make_explanation(
             values,
-            np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
+            np.broadcast_to(empty, (n_rows, self.n_outputs_)).copy(),
             data,
             groups.names,
             output_names=self.output_names_,
@@ -418,10 +430,48 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "sampler": self.sampler_,
                 "background_parts": self.background_parts_,
                 "n_evals": n_evals,
-                "n_model_rows": model_use[0],
-                "n_model_calls": model_use[1],
+                "n_model_rows": model_use[0] + checks[0],
+                "n_model_calls": model_use[1] + checks[1],
             },
         )
+
+    def _current_background_outputs(
+        self, backend: Any, model_fn: Any, background: np.ndarray
+    ) -> tuple[np.ndarray, tuple[int, int]]:
+        """Return the model's outputs on ``background`` now (host (N, k)); refuse a model changed since ``fit``.
+
+        The fitted background is predicted again (one model call of N rows) and must give the
+        outputs of ``fit``: a model refitted in place, with another number of features or
+        outputs, would otherwise be explained against the base value of the model it was.
+        ``background`` is the fitted one or, where the explained table has other dtypes, its
+        cells in those dtypes (:meth:`~sklearn_shapq.games.TableCodec.aligned`), predicted too.
+        Also returns the model rows and calls this took.
+        """
+        fitted = self._background_outputs
+        model_features = getattr(self.model, "n_features_in_", None)
+        if model_features is not None and model_features != self._fitted_model_features:
+            raise ValueError(
+                f"The model now takes {model_features} features, but {self._fitted_model_features} when the "
+                "explainer was fitted: it was refitted; call fit again."
+            )
+        fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
+        now = backend.to_numpy(fitted_fn(backend.to_device(self.background_)))
+        if now.shape != fitted.shape:
+            raise ValueError(
+                f"The model now gives {now.shape[1]} outputs, but {fitted.shape[1]} when the explainer was fitted: "
+                "it was refitted; call fit again."
+            )
+        scale = max(1.0, float(np.abs(fitted).max()))
+        if not np.allclose(now, fitted, rtol=_REFIT_RTOL, atol=_REFIT_RTOL * scale):
+            raise ValueError(
+                "The model's outputs on the background differ from those at fit (largest difference "
+                f"{float(np.abs(now - fitted).max()):.3g}): it was refitted or changed in place since fit, so the base "
+                "value would be another model's. Call fit again (a model whose output is random cannot be explained)."
+            )
+        n_rows = background.shape[0]
+        if background is self.background_:
+            return fitted, (n_rows, 1)
+        return backend.to_numpy(model_fn(backend.to_device(background))), (2 * n_rows, 2)
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:
         """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""
@@ -452,26 +502,22 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         values, variance = np.zeros((n_rows, d, k)), np.zeros((n_rows, d, k))
         spread, n_evals = np.zeros(n_rows), np.zeros(n_rows, dtype=np.int64)
         model_rows = model_calls = 0
-        with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
-            for start in range(0, n_rows, rows_step):
-                rows = slice(start, min(start + rows_step, n_rows))
-                block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
-                with game_of(rows) as game:
-                    players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
-                    players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
-                    for first in range(0, players.n_games, games_step):
-                        games = np.arange(first, min(first + games_step, players.n_games))
-                        estimate = estimator.estimate(players, games, block_keys[games])
-                        part_variance = game.backend.to_numpy(estimate.stderr) ** 2
-                        row_of = start + games // parts
-                        np.add.at(values, row_of, game.backend.to_numpy(estimate.values))
-                        np.add.at(variance, row_of, part_variance)
-                        with np.errstate(divide="ignore", invalid="ignore"):  # inf dof: exact parts
-                            np.add.at(
-                                spread, row_of, part_variance.reshape(len(games), -1).sum(axis=1) ** 2 / estimate.dof
-                            )
-                        np.maximum.at(n_evals, row_of, estimate.n_evals)
-                    model_rows, model_calls = model_rows + game.n_model_rows, model_calls + game.n_model_calls
-                bar.update(rows.stop - rows.start)
+        for start in range(0, n_rows, rows_step):
+            rows = slice(start, min(start + rows_step, n_rows))
+            block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
+            with game_of(rows) as game:
+                players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
+                players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
+                for first in range(0, players.n_games, games_step):
+                    games = np.arange(first, min(first + games_step, players.n_games))
+                    estimate = estimator.estimate(players, games, block_keys[games])
+                    part_variance = game.backend.to_numpy(estimate.stderr) ** 2
+                    row_of = start + games // parts
+                    np.add.at(values, row_of, game.backend.to_numpy(estimate.values))
+                    np.add.at(variance, row_of, part_variance)
+                    with np.errstate(divide="ignore", invalid="ignore"):  # inf dof: exact parts
+                        np.add.at(spread, row_of, part_variance.reshape(len(games), -1).sum(axis=1) ** 2 / estimate.dof)
+                    np.maximum.at(n_evals, row_of, estimate.n_evals)
+                model_rows, model_calls = model_rows + game.n_model_rows, model_calls + game.n_model_calls
         dof = satterthwaite_dof(variance.reshape(n_rows, -1).sum(axis=1), spread)
         return values / parts, np.sqrt(variance) / parts, dof, n_evals, (model_rows, model_calls)

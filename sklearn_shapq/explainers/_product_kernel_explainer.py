@@ -236,10 +236,10 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
         return cls(ProductKernelModel(expansion), **params)
 
-    def _expansion(self, check_rows: np.ndarray | None) -> tuple[KernelExpansion, float]:
-        """Return the model's dual form and its reconstruction error on ``check_rows``."""
+    def _expansion(self, check_rows: np.ndarray | None) -> tuple[KernelExpansion, float, Any]:
+        """Return the model's dual form, its reconstruction error on ``check_rows`` and the rows checked."""
         if isinstance(self.model, ProductKernelModel):
-            return self.model.expansion, 0.0
+            return self.model.expansion, 0.0, None
         expansion = extract_expansion(self.model)
         if check_rows is None:
             check_rows = expansion.components[0].anchors
@@ -249,7 +249,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             import pandas as pd
 
             rows = pd.DataFrame(rows, columns=list(names))
-        return expansion, check_reconstruction(expansion, self.model, rows)
+        return expansion, check_reconstruction(expansion, self.model, rows), rows
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any = None, y: Any = None) -> ProductKernelShapExplainer:
@@ -288,7 +288,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             raise ValueError(
                 f"value_function={self.value_function!r} needs reference data: call fit(X) with the background rows."
             )
-        expansion, error = self._expansion(array)
+        expansion, error, self._checked_rows = self._expansion(array)
         d = expansion.n_features
         if array is not None and array.shape[1] != d:
             raise ValueError(f"X has {array.shape[1]} features, but the model has {d}.")
@@ -358,6 +358,14 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         check_is_fitted(self, "expansion_")
         if self.model is not self._fitted_model:
             raise ValueError("model changed since fit: call fit again.")
+        if self._checked_rows is not None:  # a model refitted in place: the dual form of fit is another model's
+            try:
+                check_reconstruction(self.expansion_, self.model, self._checked_rows)
+            except ValueError as exc:
+                raise ValueError(
+                    f"The model's output differs from the dual form read in fit: it was refitted or changed in place "
+                    f"since fit. Call fit again. ({exc})"
+                ) from exc
         if is_dask_collection(X):
             return lazy_explain(self, X)
         start_time = time.perf_counter()

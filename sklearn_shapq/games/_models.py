@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,20 @@ class ModelFunction:
     output: str
     output_names: list[str] | None = None
     name: str = "The model"
+
+    def counted(self, bar: Any) -> ModelFunction:
+        """Return this model function with every call advancing the progress ``bar`` by its rows.
+
+        A bar over model rows moves with the model's work, also within one explained row.
+        """
+        predict = self.predict
+
+        def counting(rows: Any) -> Any:
+            out = predict(rows)
+            bar.update(int(rows.shape[0]))
+            return out
+
+        return replace(self, predict=counting)
 
     def __call__(self, rows: Any) -> Any:
         """Evaluate the model on ``rows`` and return a (n_rows, k) float64 backend array.
@@ -187,6 +201,12 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
     if output in ("log_odds", "probability") and not hasattr(model, "predict_proba"):
         raise ValueError(f"output={output!r} needs predict_proba, which {type(model).__name__} lacks.")
 
+    classes = getattr(model, "classes_", None) if classifier else None
+    if output == "predict" and classes is not None and np.asarray(classes).dtype.kind not in "biuf":
+        raise ValueError(
+            f"output='predict' explains the predicted label, and {type(model).__name__}'s labels are not numbers "
+            f"({[str(c) for c in classes][:5]}): explain output='probability', 'log_odds' or 'margin'."
+        )
     names_in = getattr(model, "feature_names_in_", None)
     to_host = backend.to_numpy
 
@@ -219,7 +239,6 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
                 proba = proba[:, 1]
             return transform(proba)
 
-    classes = getattr(model, "classes_", None) if classifier else None
     fn = ModelFunction(predict, backend, output)
     fn.output_names = _output_names_from_classes(classes)
     return fn

@@ -65,7 +65,7 @@ class TableCodec:
     @classmethod
     def from_frame(cls, frame: Any) -> tuple[TableCodec, np.ndarray]:
         """Learn the coding of ``frame``'s columns; return it with the codes of ``frame``."""
-        kinds = [_kind(dtype) for dtype in frame.dtypes]
+        kinds = [_kind(dtype, column) for column, dtype in zip(frame.columns, frame.dtypes, strict=True)]
         d = len(kinds)
         codec = cls(list(frame.columns), list(frame.dtypes), kinds, [None] * d, [None] * d)
         for j, kind in enumerate(kinds):
@@ -95,9 +95,11 @@ class TableCodec:
                 cells = _category_codes(column, dtype, f"Column {self.columns[j]!r} of {name}")
                 codes[:, j] = np.where(cells < 0, np.nan, cells)
             elif kind == _LEVELS:
-                codes[:, j], levels[j], missing[j] = _level_codes(column, levels[j], missing[j])
+                codes[:, j], levels[j], missing[j] = _level_codes(
+                    column, levels[j], missing[j], f"Column {self.columns[j]!r} of {name}"
+                )
             else:
-                if _kind(column.dtype) not in (_NUMBER, _NULLABLE):
+                if _kind(column.dtype, self.columns[j]) not in (_NUMBER, _NULLABLE):
                     raise TypeError(
                         f"Column {self.columns[j]!r} of {name} has dtype {column.dtype}, but the explainer was "
                         f"fitted with numbers ({dtype})."
@@ -114,6 +116,49 @@ class TableCodec:
                     )
         same = all(new is old for new, old in zip(levels + missing, self.levels + self.missing, strict=True))
         return (self if same else replace(self, levels=levels, missing=missing)), codes
+
+    def aligned(self, frame: Any, background: np.ndarray, name: str = "X") -> tuple[TableCodec, np.ndarray]:
+        """Return a codec and background codes that give ``frame``'s columns their own dtypes.
+
+        The model must be explained on the rows as they were passed: where a column of ``frame``
+        has another dtype than in fit (``string`` for ``str``, ``object`` holding ``pd.NA``
+        where fit had ``None``, ``float64`` for ``int64``, categories in another order), the
+        background's cells are cast to that dtype and every column is coded anew. Where every
+        dtype is the fitted one, or ``frame`` is not a DataFrame of as many columns (the checks
+        that follow refuse it), this codec and ``background`` are returned as they are.
+
+        Parameters
+        ----------
+        frame : DataFrame of shape (n, d)
+            The rows to explain.
+        background : ndarray of shape (N, d)
+            The background's codes under this codec.
+        name : str, default="X"
+            Name used in error messages.
+
+        Returns
+        -------
+        codec : TableCodec
+        background : ndarray of shape (N, d)
+            ``background`` itself where no dtype changed.
+
+        Raises
+        ------
+        TypeError
+            A background cell that the dtype of ``frame``'s column cannot hold (strings cast to
+            numbers, fractions to ints, values outside a category column's categories): the
+            message names the column.
+        """
+        dtypes = list(getattr(frame, "dtypes", []))
+        names = [str(c) for c in getattr(frame, "columns", [])]
+        if names != [str(c) for c in self.columns] or all(map(_same_dtype, dtypes, self.dtypes)):
+            return self, background
+        cells = self.decode(background)
+        for j, (fitted, wanted) in enumerate(zip(self.dtypes, dtypes, strict=True)):
+            if not _same_dtype(fitted, wanted):
+                cells.isetitem(j, _cast_cells(cells.iloc[:, j], wanted, f"Column {self.columns[j]!r} of {name}"))
+        codec, codes = TableCodec.from_frame(cells)
+        return codec, codes
 
     def decode(self, codes: np.ndarray) -> Any:
         """Return the DataFrame whose codes are ``codes`` (n, d): original columns and dtypes."""
@@ -183,7 +228,52 @@ def keyed_content(array: np.ndarray, codec: TableCodec | None) -> np.ndarray:
     return array if codec is None else codec.key_rows(array)
 
 
-def _kind(dtype: Any) -> str:
+def _same_dtype(first: Any, second: Any) -> bool:
+    """Whether two column dtypes are the same, categories and their order included."""
+    if str(first) == "category" and str(second) == "category":
+        return (
+            first.ordered == second.ordered
+            and first.categories.dtype == second.categories.dtype
+            and first.categories.equals(second.categories)
+        )
+    return first == second and type(first) is type(second)
+
+
+def _cast_cells(column: Any, dtype: Any, what: str) -> Any:
+    """``column`` cast to ``dtype``, refused where a cell would change (a missing cell may change its kind)."""
+    fitted = _described(column.dtype)
+    message = f"{what} has dtype {_described(dtype)}, but the explainer was fitted with {fitted}, and"
+    try:
+        # via objects to a category dtype: pandas keeps a categorical column as it is for categories in any order
+        cast = (column.astype(object) if str(dtype) == "category" else column).astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{message} the background cannot be cast to it ({exc}): pass the dtype of fit.") from exc
+    missing = column.isna().to_numpy()
+    before, after = column.to_numpy(dtype=object)[~missing], cast.to_numpy(dtype=object)[~missing]
+    changed = cast.isna().to_numpy() != missing
+    changed[~missing] |= before != after
+    if changed.any():
+        row = int(np.flatnonzero(changed)[0])
+        before, after = _shown(column.iloc[row]), _shown(cast.iloc[row])
+        raise TypeError(
+            f"{message} the background's cell {before!r} would become {after!r} in it: pass the dtype of fit."
+        )
+    return cast
+
+
+def _shown(cell: Any) -> Any:
+    """Return a cell as error messages show it: numpy scalars as Python's."""
+    return cell.item() if isinstance(cell, np.generic) else cell
+
+
+def _described(dtype: Any) -> str:
+    """Return a dtype as error messages name it: a category dtype with its categories."""
+    if str(dtype) != "category":
+        return str(dtype)
+    return f"{'ordered ' if dtype.ordered else ''}category {list(dtype.categories)}"
+
+
+def _kind(dtype: Any, column: Any = None) -> str:
     from pandas.api.types import is_bool_dtype, is_extension_array_dtype, is_numeric_dtype
 
     if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
@@ -193,7 +283,7 @@ def _kind(dtype: Any) -> str:
     if str(dtype) == "category":
         return _CATEGORY
     if isinstance(dtype, np.dtype) and dtype.kind in "mMc":
-        raise TypeError(f"Columns of dtype {dtype} cannot be explained: convert them to numbers first.")
+        raise TypeError(f"Column {column!r} has dtype {dtype}, which cannot be explained: convert it to numbers first.")
     return _LEVELS
 
 
@@ -217,18 +307,33 @@ def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
     return column.cat.codes.to_numpy(dtype=np.float64)
 
 
-def _level_codes(column: Any, levels: np.ndarray, missing: tuple) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Codes of a "levels" column's cells, with the levels and kinds of missing value extended by new ones."""
+def _level_codes(
+    column: Any, levels: np.ndarray, missing: tuple, what: str = "A column"
+) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Codes of a "levels" column's cells, with the levels and kinds of missing value extended by new ones.
+
+    Equal values of other types (1, True and 1.0; "a" and numpy's "a") are levels of their own:
+    each decodes to itself.
+    """
     import pandas as pd
 
     cells = column.to_numpy(dtype=object)
     absent = column.isna().to_numpy()
     values = cells[~absent]
-    positions = pd.Index(levels).get_indexer(values) if levels.size else np.full(values.size, -1)
-    new = pd.unique(values[positions < 0])
-    if new.size:
-        levels = np.concatenate([levels, np.asarray(new, dtype=object)])
-        positions = pd.Index(levels).get_indexer(values)
+    try:
+        keys = _typed(np.concatenate([levels, values]))
+        level_keys, keys = keys[: levels.size], keys[levels.size :]
+        positions = (
+            pd.Index(level_keys, tupleize_cols=False).get_indexer(keys) if levels.size else np.full(keys.size, -1)
+        )
+        new = positions < 0
+        if new.any():
+            _, first = np.unique(pd.factorize(pd.Index(keys[new], tupleize_cols=False))[0], return_index=True)
+            levels = np.concatenate([levels, values[new][first]])
+            level_keys = np.concatenate([level_keys, keys[new][first]])
+            positions = pd.Index(level_keys, tupleize_cols=False).get_indexer(keys)
+    except TypeError as exc:  # unhashable cells: lists, dicts, arrays
+        raise TypeError(f"{what} holds cells that cannot be compared as values ({exc}): make them scalars.") from exc
     codes = np.empty(cells.shape[0])
     codes[~absent] = positions
     if absent.any():  # a loop over the missing cells only: None, NaN and pd.NA stay what they were
@@ -239,3 +344,16 @@ def _level_codes(column: Any, levels: np.ndarray, missing: tuple) -> tuple[np.nd
                 missing = (*missing, cells[row])
             codes[row] = -1 - kinds.index(type(cells[row]))
     return codes, levels, missing
+
+
+_TYPE_OF = np.frompyfunc(type, 1, 1)
+
+
+def _typed(values: np.ndarray) -> np.ndarray:
+    """Keys that tell equal values of other types apart: the values where they share one type, else (type, value)."""
+    types = _TYPE_OF(values)
+    if values.size == 0 or (types == types[0]).all():
+        return values
+    keys = np.empty(values.size, dtype=object)
+    keys[:] = list(zip(types, values, strict=True))
+    return keys

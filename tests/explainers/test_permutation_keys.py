@@ -150,7 +150,8 @@ def test_diagnostics_count_what_the_model_received(sampler):
     diagnostics = explanation.diagnostics
     n_evals = diagnostics["n_evals"]
     cached = 0 if sampler in ("owen", "stratified") else 2  # walks and exact reuse v(∅) and v(N)
-    assert diagnostics["n_model_rows"] == model.rows == n_rows * (1 + (n_evals[0] - cached) * n_background)
+    checked = n_background  # explain predicts the background once: is the model still the one of fit?
+    assert diagnostics["n_model_rows"] == model.rows == n_rows * (1 + (n_evals[0] - cached) * n_background) + checked
     assert (n_evals <= explainer.max_evals_).all() and diagnostics["sampler"] == sampler
     np.testing.assert_allclose(explanation.base_values, (explainer.background_ @ model.coef).mean())
 

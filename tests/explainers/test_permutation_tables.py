@@ -185,7 +185,7 @@ def test_other_categories_than_in_fit_are_refused():
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=5).fit(frame, y)
     explainer = PermutationShapExplainer(model, max_evals=40, progress=False).fit(frame)
     other = frame.iloc[:2].assign(education=pd.Categorical(["school", "phd"]))
-    with pytest.raises(ValueError, match=r"Column 'education' of X has values \['phd'\]"):
+    with pytest.raises(TypeError, match=r"Column 'education' of X has dtype category \['phd', 'school'\].* cell '"):
         explainer.explain(other)
 
 
@@ -277,3 +277,83 @@ def test_distinct_missing_values_reach_the_model_as_they_were():
     rows = pd.DataFrame({"c": pd.Series([None, np.nan, "a"], dtype=object), "x": [0.0, 0, 0]})
     explanation = explainer.explain(rows)
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, f(rows), atol=1e-12)
+
+
+def _exact_against_brute_force(predict, background, rows, **params):
+    """Exact values of ``rows`` as passed, against brute force on the background cast to their dtypes."""
+    explainer = PermutationShapExplainer(
+        predict, sampler="exact", background_size=None, random_state=0, progress=False, **params
+    )
+    explanation = explainer.fit(background).explain(rows)
+    cast = background.astype(object).astype(dict(rows.dtypes))  # via objects: categories take the new order
+    np.testing.assert_allclose(explanation.values, brute_force_rows(predict, rows, cast), atol=1e-10)
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, predict(rows), atol=1e-10)
+    return explanation
+
+
+def _with_pd_na(column):
+    return column.astype(object).where(column.notna(), pd.NA)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda rows: rows.assign(workclass=_with_pd_na(rows.workclass)),  # object with pd.NA, fitted str with NaN
+        lambda rows: rows.astype({"workclass": "string"}),  # string (pd.NA), fitted str
+        lambda rows: rows.astype({"workclass": object}),
+        lambda rows: rows.astype({"age": "Int64", "hours": "Float64"}),
+        lambda rows: rows.astype({"age": np.float64}),
+    ],
+    ids=["object-pd.NA", "string", "object", "nullable", "int-as-float"],
+)
+def test_a_table_in_other_dtypes_at_explain_is_explained_as_passed(change):
+    """The model's own output on the rows as passed is what is explained (it was the rows recast to fit's dtypes)."""
+    frame, y = people(300, seed=3)
+    model = census_pipeline(frame, y)
+    missing = np.flatnonzero(frame.workclass.isna())[:2].tolist() + np.flatnonzero(frame.hours.isna())[:2].tolist()
+    rows = change(frame.iloc[[0, *missing]].reset_index(drop=True))
+    _exact_against_brute_force(model.decision_function, frame.iloc[:12], rows, allow_nan=True)
+
+
+def test_categories_in_another_order_at_explain_reach_the_model_in_that_order():
+    """A model reading category codes (as boosters do) sees the explained rows' own codes."""
+    levels = ["lo", "mid", "hi"]
+    background = pd.DataFrame(
+        {"c": pd.Categorical(["lo", "mid", "hi", "lo"], categories=levels), "x": [1.0, 2.0, 3.0, 4.0]}
+    )
+
+    def by_codes(frame):
+        return frame["c"].cat.codes.to_numpy() * 10.0 + frame["x"].to_numpy()
+
+    rows = background.iloc[:3].assign(c=pd.Categorical(["lo", "mid", "hi"], categories=levels[::-1]))
+    _exact_against_brute_force(by_codes, background, rows)
+
+
+def test_equal_values_of_other_types_stay_apart():
+    """1, True, 1.0 and "1" in an object column are four cells to a model, not one level."""
+    background = pd.DataFrame({"c": pd.Series([1, True, 1.0, "1", None], dtype=object), "x": np.arange(5.0)})
+    worth = {int: 1.0, bool: 2.0, float: 3.0, str: 4.0, type(None): 5.0}
+
+    def by_type(frame):
+        return frame["c"].map(lambda v: worth[type(v)]).to_numpy() * (1 + frame["x"].to_numpy())
+
+    explanation = _exact_against_brute_force(by_type, background, background.iloc[[3, 0, 2, 1]], allow_nan=True)
+    assert explanation.display_data[:, 0].tolist() == ["1", 1, 1.0, True]
+
+
+@pytest.mark.parametrize(
+    ("background", "rows", "message"),
+    [
+        (["a", "b"], pd.array([1, 2], dtype="Int64"), "the background cannot be cast"),
+        ([1.5, 2.0], np.array([1, 2]), r"cell 1.5 would become 1 in it"),
+        ([[1], [2]], None, "cannot be compared as values"),  # lists in cells
+    ],
+    ids=["strings-as-ints", "fractions-as-ints", "lists"],
+)
+def test_cells_that_cannot_be_represented_are_refused_naming_the_column(background, rows, message):
+    fitted = pd.DataFrame(
+        {"name": pd.Series(background, dtype=object if rows is None else None), "s": ["u", "v"], "x": [1.0, 2.0]}
+    )
+    explainer = PermutationShapExplainer(lambda frame: frame["x"].to_numpy(), allow_nan=True, progress=False)
+    with pytest.raises(TypeError, match=f"Column 'name' of X .*{message}"):
+        explainer.fit(fitted).explain(fitted.assign(name=rows))

@@ -460,3 +460,17 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(value_function):
     batch = explainer.explain(X[700:780]).values
     for row in (0, 13, 79):
         np.testing.assert_array_equal(explainer.explain(X[700 + row : 701 + row]).values[0], batch[row])
+
+
+def test_a_model_refitted_in_place_is_refused_before_any_value():
+    """The dual form read in fit would explain the model as it was, with values summing to its old output."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = X[:, 0] - X[:, 1] ** 2
+    model = SVR(gamma=0.3).fit(X, y)
+    explainer = ProductKernelShapExplainer(model, progress=False).fit(X)
+    model.fit(X, -y)
+    with pytest.raises(ValueError, match="differs from the dual form read in fit"):
+        explainer.explain(X[:3])
+    explanation = explainer.fit(X).explain(X[:3])
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(X[:3]), atol=1e-8)

@@ -1,0 +1,101 @@
+"""A model changed after fit is refused before any value is computed, never explained against a stale base value."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes
+from sklearn.linear_model import Ridge
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.explainers import _permutation
+
+
+@pytest.fixture
+def diabetes():
+    return load_diabetes(return_X_y=True)
+
+
+def test_a_model_refitted_in_place_is_refused(diabetes):
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=30, random_state=0, progress=False).fit(X)
+    before = explainer.explain(X[:3])
+    model.fit(X, -y)  # the same object: base value 10.65 against a true -10.65 before the check
+    with pytest.raises(ValueError, match="outputs on the background differ from those at fit"):
+        explainer.explain(X[:3])
+    explainer.fit(X)
+    after = explainer.explain(X[:3])
+    np.testing.assert_allclose(after.values, -before.values, atol=1e-8)
+    np.testing.assert_allclose(after.values.sum(1) + after.base_values, model.predict(X[:3]), atol=1e-8)
+
+
+def test_a_model_refitted_on_other_features_is_refused_naming_the_count(diabetes):
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=30, progress=False).fit(X)
+    model.fit(X[:, :5], y)
+    with pytest.raises(ValueError, match="now takes 5 features, but 10"):
+        explainer.explain(X[:3])
+
+
+def test_a_model_with_another_number_of_outputs_is_refused(diabetes):
+    X, _ = diabetes
+    outputs = {"k": 1}
+    explainer = PermutationShapExplainer(
+        lambda Z: np.repeat(Z[:, :1], outputs["k"], axis=1), background_size=30, progress=False
+    ).fit(X)
+    outputs["k"] = 3  # it was a broadcast error deep in the exact estimator
+    with pytest.raises(ValueError, match="now gives 3 outputs, but 1"):
+        explainer.explain(X[:3])
+
+
+def test_the_check_is_one_model_call_of_the_background(diabetes):
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    calls = []
+
+    def f(Z):
+        calls.append(len(Z))
+        return model.predict(Z)
+
+    explainer = PermutationShapExplainer(f, background_size=30, max_evals=200, progress=False).fit(X)
+    calls.clear()
+    explanation = explainer.explain(X[:2])
+    assert calls[0] == 30 and sum(calls) == explanation.diagnostics["n_model_rows"]
+
+
+def test_predicting_string_labels_is_refused_with_the_outputs_that_work():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X[0, 0] = np.nan  # it was a false "failed on rows with missing values"
+    model = DecisionTreeClassifier(random_state=0).fit(X, np.where(X[:, 1] > 0, "yes", "no"))
+    with pytest.raises(ValueError, match=r"labels are not numbers \(\['no', 'yes'\]\).*'probability'"):
+        PermutationShapExplainer(model, output="predict").fit(X)
+
+
+def test_the_progress_bar_moves_within_one_row(diabetes, monkeypatch):
+    """A one-row explain with a large budget advances the bar with every model call, over model rows."""
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    bars = []
+
+    class Recorder:
+        def __init__(self, enabled, total, desc, unit):
+            self.total, self.steps = total, []
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            self.steps.append(n)
+
+    monkeypatch.setattr(_permutation, "progress_bar", Recorder)
+    explainer = PermutationShapExplainer(model, background_size=20, max_evals=2000, batch_size=500).fit(X)
+    explanation = explainer.explain(X[:1])
+    (bar,) = bars
+    assert bar.total == 2000 * 20 and len(bar.steps) >= 20  # exact: 2^10 coalitions
+    assert sum(bar.steps) == explanation.diagnostics["n_model_rows"] - 20  # all but the background's check
