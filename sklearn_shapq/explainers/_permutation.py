@@ -66,7 +66,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     model : estimator, xgboost model or callable
         A fitted scikit-learn regressor, classifier or Pipeline, an xgboost sklearn model or
         Booster, or a callable mapping an (n, d) array to (n,) or (n, k) outputs. With
-        ``device="cuda"`` a callable receives cupy arrays. Data may be a raw DataFrame with
+        ``device="cuda"`` a callable receives cupy arrays. A callable gets a new array on every
+        call, which it may keep; an estimator's input may share memory with buffers that later
+        calls overwrite, so a ``predict`` that keeps its input must copy it. A model that raises
+        makes ``explain`` raise its error once the model calls in flight have returned; the
+        explainer stays usable. Data may be a raw DataFrame with
         string, category, bool and number columns (e.g. for a Pipeline that encodes them): the
         model then gets DataFrames with the same columns and dtypes, whose cells are taken whole
         from the explained and background rows.
@@ -310,14 +314,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         if self.background_size is not None and array.shape[0] > self.background_size:
             keep = np.sort(rng.choice(array.shape[0], self.background_size, replace=False))
             array = array[keep]
-        self.sampler_, self.max_evals_, self.background_parts_ = self._resolve(groups.n_players, array.shape[0])
+        plan = self._resolve(groups.n_players, array.shape[0])
         backend = resolve_backend(self.device)
         with backend.activate():
             model_fn = make_model_function(self.model, self.output, backend, codec)
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
             empty = backend.to_numpy(game.base_value)
             self._background_outputs = backend.to_numpy(game.background_outputs)
-        self.background_ = array
+        self.sampler_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
+        self.background_ = array  # that raises leaves the previous fit whole
         self._codec = codec
         self.n_features_in_ = array.shape[1]
         if names is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,10 @@ class InterventionalGame(Game):
     Parameters
     ----------
     model_fn : ModelFunction
-        The model on the backend.
+        The model on the backend. A plain callable's (output "callable") gets a new input array
+        on every call, which it may keep; other models get input buffers that later calls reuse.
+        A model call that raises makes the evaluation raise that error, once the calls in flight
+        have returned; the game stays usable.
     background : array of shape (N, d)
         Background rows on the backend.
     x : array of shape (n, d)
@@ -116,6 +119,8 @@ class InterventionalGame(Game):
         self.n_model_rows = 0
         self.n_model_calls = 0
         self._free_buffers: list = []  # model-input buffers reused by every call (see _take_buffer)
+        # a plain callable may keep the array it gets: it gets a buffer of its own on every call
+        self._reuse_buffers = model_fn.output != "callable"
         self._pool = ThreadPoolExecutor(self.n_jobs) if self.n_jobs > 1 else None
         if background_outputs is None:
             background_outputs = self._model(background)
@@ -176,21 +181,31 @@ class InterventionalGame(Game):
         # with several threads, split the work so that each gets at least one model call
         step = min(self.pairs_per_call, -(-n_coalitions // self.n_jobs))
         pending: deque = deque()
-        for start in range(0, n_coalitions, step):
-            stop = min(start + step, n_coalitions)
-            buffer = self._take_buffer(step * self.rows_per_coalition)
-            rows = write_rows(start, stop, buffer[: (stop - start) * self.rows_per_coalition])
-            if self._pool is None:
-                values[start:stop] = self.backend.background_mean(self._model(rows), self.rows_per_coalition)
-                self._free_buffers.append(buffer)
-                continue
-            self.n_model_rows += int(rows.shape[0])
-            self.n_model_calls += 1
-            pending.append((start, stop, buffer, self._pool.submit(self._threaded_model, rows)))
-            while len(pending) > self.n_jobs:  # bounds the masked rows held in memory
+        try:
+            for start in range(0, n_coalitions, step):
+                stop = min(start + step, n_coalitions)
+                buffer = self._take_buffer(step * self.rows_per_coalition)
+                rows = write_rows(start, stop, buffer[: (stop - start) * self.rows_per_coalition])
+                if self._pool is None:
+                    values[start:stop] = self.backend.background_mean(self._model(rows), self.rows_per_coalition)
+                    self._release_buffer(buffer)
+                    continue
+                self.n_model_rows += int(rows.shape[0])
+                self.n_model_calls += 1
+                pending.append((start, stop, buffer, self._pool.submit(self._threaded_model, rows)))
+                while len(pending) > self.n_jobs:  # bounds the masked rows held in memory
+                    self._collect(pending.popleft(), values)
+            while pending:
                 self._collect(pending.popleft(), values)
-        while pending:
-            self._collect(pending.popleft(), values)
+        except BaseException:
+            # a model call failed (or the caller was interrupted): the calls not started are cancelled
+            # and those running are waited for, so that no model call of this evaluation outlives
+            # its error; their buffers are dropped (a buffer is reused only after its call returned)
+            futures = [job[3] for job in pending]
+            for future in futures:
+                future.cancel()
+            wait(futures)
+            raise
         return values
 
     def _masked_rows(self, masks: Any, games: Any, out: Any) -> Any:
@@ -206,7 +221,8 @@ class InterventionalGame(Game):
         """Return a free model-input buffer of at least ``n_rows`` rows, allocated only when none is.
 
         Reusing buffers spares the page faults of fresh memory on every call (on some machines
-        slower than filling it); at most ``n_jobs + 1`` buffers exist at once.
+        slower than filling it); at most ``n_jobs + 1`` buffers exist at once. A plain callable's
+        buffers are not reused (:meth:`_release_buffer`): it may keep the array it was given.
         """
         if self._free_buffers and self._free_buffers[-1].shape[0] >= n_rows:
             return self._free_buffers.pop()
@@ -221,7 +237,17 @@ class InterventionalGame(Game):
     def _collect(self, job: tuple, values: Any) -> None:
         start, stop, buffer, future = job
         values[start:stop] = self.backend.background_mean(future.result(), self.rows_per_coalition)
-        self._free_buffers.append(buffer)
+        self._release_buffer(buffer)
+
+    def _release_buffer(self, buffer: Any) -> None:
+        """Make ``buffer``, whose model call has returned, free for the next call (an estimator's), or drop it.
+
+        A plain callable gets a new buffer on every call, so an array it keeps is never
+        overwritten; the memory of one it does not keep returns to the allocator (and malloc's
+        heap: a buffer stays below its mmap threshold, :data:`DEFAULT_MEMORY_BYTES`).
+        """
+        if self._reuse_buffers:
+            self._free_buffers.append(buffer)
 
     def close(self) -> None:
         """Shut down the model-call threads (if any)."""

@@ -282,9 +282,9 @@ def _kind(dtype: Any, column: Any = None) -> str:
         return _NULLABLE
     if str(dtype) == "category":
         return _CATEGORY
-    if isinstance(dtype, np.dtype) and dtype.kind in "mMc":
-        raise TypeError(f"Column {column!r} has dtype {dtype}, which cannot be explained: convert it to numbers first.")
-    return _LEVELS
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise TypeError(f"Column {column!r} has dtype {dtype}, which cannot be explained: convert it to real numbers.")
+    return _LEVELS  # strings, objects, dates and durations: each distinct cell a level
 
 
 def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
@@ -352,7 +352,7 @@ _TYPE_OF = np.frompyfunc(type, 1, 1)
 def _typed(values: np.ndarray) -> np.ndarray:
     """Keys that tell equal values of other types apart: the values where they share one type, else (type, value)."""
     types = _TYPE_OF(values)
-    if values.size == 0 or (types == types[0]).all():
+    if len(set(types.tolist())) <= 1:
         return values
     keys = np.empty(values.size, dtype=object)
     keys[:] = list(zip(types, values, strict=True))

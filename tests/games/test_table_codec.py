@@ -104,9 +104,23 @@ def test_values_outside_the_fitted_categories_or_strings_for_numbers_are_refused
         codec.encode(pd.DataFrame({"c": pd.Categorical(["lo"], dtype=fitted), "n": ["one"]}))
 
 
-def test_dates_are_refused():
-    with pytest.raises(TypeError, match="Column 'when' has dtype datetime64.*convert it to numbers"):
-        TableCodec.from_frame(pd.DataFrame({"when": pd.to_datetime(["2024-01-01"]), "n": [1.0]}))
+def test_dates_and_durations_are_levels_that_round_trip_with_their_dtypes():
+    frame = pd.DataFrame(
+        {
+            "when": pd.to_datetime(["2024-01-01", None, "2024-02-01"]),
+            "zoned": pd.to_datetime(["2024-01-01", "2024-01-01", None]).tz_localize("UTC"),
+            "took": pd.to_timedelta([1, None, 3], unit="D"),
+            "n": [1.0, 2.0, 3.0],
+        }
+    )
+    codec, codes = TableCodec.from_frame(frame)
+    assert codes[1, 0] < 0 and codes[0, 1] == codes[1, 1]  # NaT: a kind of missing value; equal times: one level
+    pd.testing.assert_frame_equal(codec.decode(codes[[2, 1, 0]]), frame.iloc[[2, 1, 0]].reset_index(drop=True))
+
+
+def test_complex_numbers_are_refused_naming_the_column():
+    with pytest.raises(TypeError, match="Column 'z' has dtype complex128"):
+        TableCodec.from_frame(pd.DataFrame({"z": [1j], "n": [1.0]}))
 
 
 def test_none_and_nan_stay_apart():
