@@ -13,7 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
 from sklearn_shapq._validation import default_feature_names
-from sklearn_shapq.attribution._bandwidth import BANDWIDTH_RULES, KERNELS, kernel_factors, resolve_bandwidths
+from sklearn_shapq.attribution._bandwidth import (
+    BANDWIDTH_RULES,
+    KERNELS,
+    kernel_factors,
+    resolve_bandwidths,
+    unit_scaled,
+)
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.backends._product_kernel import METHODS
 from sklearn_shapq.estimators import resolve_product_kernel_method, statistic_shapley
@@ -77,6 +83,7 @@ def attribute_statistic(
     name: str,
     feature_groups: FeatureGroups,
     n_jobs: int | None = None,
+    columns: Any = None,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Shapley attributions of Σ_ab W_ab K(u_a, u_b) and the statistic itself.
 
@@ -94,6 +101,8 @@ def attribute_statistic(
         The players (groups of columns, or the columns).
     n_jobs : int or None, default=None
         Tiles of rows evaluated at once (joblib); the result does not depend on it.
+    columns : list of str, optional
+        Column names, for messages.
 
     Returns
     -------
@@ -104,9 +113,16 @@ def attribute_statistic(
         textbook formulas).
     bandwidths : ndarray of shape (d,)
         One per column.
+
+    Raises
+    ------
+    ValueError
+        A bandwidth that overflows a column (see :func:`unit_scaled`), or attributions that are not
+        finite, naming the players.
     """
-    bandwidths = resolve_bandwidths(bandwidth, U, name)
-    kinds, gammas = kernel_factors(kernel, bandwidths)
+    bandwidths = resolve_bandwidths(bandwidth, U, name, columns)
+    U, unit = unit_scaled(U, bandwidths, name, columns)  # the same kernel, computed without overflow
+    kinds, gammas = kernel_factors(kernel, unit)
     rows = block_rows(U.shape[0], weights.row_temporaries)
     backend = resolve_backend(device)
     with backend.activate():
@@ -114,6 +130,10 @@ def attribute_statistic(
         attributions = statistic_shapley(
             U, weights, kinds, gammas, backend, resolved, rows, progress, feature_groups.player_of_column, n_jobs
         )
+    bad = ~np.isfinite(attributions)
+    if bad.any():  # a safety net: finite data and bounded kernels give finite sums
+        players = [feature_groups.names[j] for j in np.flatnonzero(bad)]
+        raise ValueError(f"The attributions of {players} came out NaN or infinite: rescale those columns.")
     return attributions, float(attributions.sum()), bandwidths
 
 

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
@@ -17,11 +18,12 @@ from sklearn_shapq._validation import (
     KERNEL_NAN_HINT,
     N_JOBS,
     PROGRESS,
+    default_feature_names,
     is_class_target,
     refuse_missing_values,
     refuse_non_numeric_columns,
 )
-from sklearn_shapq.attribution._bandwidth import median_distance
+from sklearn_shapq.attribution._bandwidth import median_distance, unit_scaled
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
     KERNEL,
@@ -181,19 +183,38 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def _target_kernel(self, y: np.ndarray) -> tuple[np.ndarray, str, float | None]:
-        """Return the target as (n, p) floats, its kernel and the rbf σ."""
+    def _target_kernel(self, y: np.ndarray) -> tuple[np.ndarray, str, float | None, float]:
+        """Return the target as (n, p) floats, its kernel, the rbf σ and the γ of the target as returned."""
         kind = self.kernel_y
-        if kind == "auto":
-            kind = "delta" if is_class_target(y) else "rbf"
+        try:
+            if kind == "auto":
+                kind = "delta" if is_class_target(y) else "rbf"
+            if kind == "delta":
+                codes = np.unique(y, return_inverse=True, axis=0 if y.ndim == 2 else None)[1]
+        except TypeError as error:  # labels numpy cannot order
+            kinds = sorted({type(label).__name__ for label in np.asarray(y, dtype=object).ravel()})
+            raise TypeError(
+                f"y mixes labels of types {kinds} that cannot be compared: give labels of one type "
+                "(e.g. y.astype(str))."
+            ) from error
         if kind == "delta":
-            codes = np.unique(y, return_inverse=True, axis=0 if y.ndim == 2 else None)[1]
             if np.unique(codes).size < 2:
                 raise ValueError("HSIC with a delta target kernel needs at least two classes in y.")
-            return codes.reshape(-1, 1).astype(np.float64), kind, None
-        values = np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
+            return codes.reshape(-1, 1).astype(np.float64), kind, None, 0.0
+        try:
+            values = np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"kernel_y='rbf' needs a numeric y, got labels such as {str(np.asarray(y).ravel()[0])!r}: use "
+                "kernel_y='delta' (or 'auto') for class labels."
+            ) from error
         sigma = median_distance(values) if self.bandwidth_y == "median" else float(self.bandwidth_y)
-        return values, kind, sigma
+        if not np.isfinite(sigma) and self.bandwidth_y == "median":
+            raise ValueError(
+                "bandwidth_y='median': the median distance between targets is too large for float64: rescale y."
+            )
+        scaled, unit = unit_scaled(values, np.full(values.shape[1], sigma), "bandwidth_y", ["y"] * values.shape[1])
+        return scaled, kind, sigma, 1.0 / (2.0 * float(unit[0]) ** 2)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> HSICAttribution:
@@ -214,12 +235,16 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         sklearn.utils._param_validation.InvalidParameterError
             A parameter of the wrong type or out of range (a ValueError naming it).
         ValueError
-            Bad data, bad ``feature_groups`` (a column that does not exist, or a column in two
-            groups), an integer ``n_features_to_select`` above the number of players, or a
-            bandwidth array that is not d positive numbers.
+            Bad data (a missing target in y included), bad ``feature_groups`` (a column that does
+            not exist, or a column in two groups), an integer ``n_features_to_select`` above the
+            number of players, a bandwidth array that is not d positive numbers, or a bandwidth
+            that overflows a column.
+        TypeError
+            Labels in y that cannot be compared (mixed types).
         """
         minimum = 4 if self.statistic == "unbiased" else 2
         refuse_non_numeric_columns(X, "X", KERNEL_CATEGORY_HINT)
+        _refuse_missing_targets(y)
         X, y = validate_data(
             self,
             X,
@@ -233,8 +258,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])
         n_selected = self._n_selected(groups.n_players)
-        target, kind, sigma_y = self._target_kernel(y)
-        gamma_y = 0.0 if sigma_y is None else 1.0 / (2.0 * sigma_y**2)
+        target, kind, sigma_y, gamma_y = self._target_kernel(y)
         weights = HSICWeights(target, kind, gamma_y, self.statistic == "unbiased")
         self.attributions_, self.hsic_, self.bandwidths_ = attribute_statistic(
             X,
@@ -247,6 +271,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             "bandwidth_x",
             groups,
             self.n_jobs,
+            default_feature_names(X.shape[1], getattr(self, "feature_names_in_", None)),
         )
         order = np.argsort(-self.attributions_, kind="stable")
         self.ranking_ = np.empty(groups.n_players, dtype=int)
@@ -270,3 +295,18 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "attributions_")
         return (self.ranking_ <= self.n_features_to_select_)[self.feature_groups_.player_of_column]
+
+
+def _refuse_missing_targets(y: Any) -> None:
+    """Raise a ValueError naming y when it has missing targets (None, NaN, pandas NA or NaT)."""
+    try:
+        missing = np.asarray(pd.isna(y if hasattr(y, "iloc") else np.asarray(y, dtype=object)), dtype=bool)
+    except (TypeError, ValueError):
+        return  # not array-like: validate_data says what is wrong
+    if missing.ndim == 0 or not missing.any():
+        return
+    rows = np.flatnonzero(missing.reshape(missing.shape[0], -1).any(axis=1))
+    raise ValueError(
+        f"y has missing values (None, NaN or NA) in {rows.size} rows, first at row {rows[0]}: HSIC compares the "
+        "targets of every pair of rows, so every row needs one. Drop those rows from X and y, or impute y."
+    )

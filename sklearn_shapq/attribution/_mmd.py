@@ -21,10 +21,11 @@ from sklearn_shapq._validation import (
     PROGRESS,
     RANDOM_STATE,
     check_data,
+    default_feature_names,
     refuse_missing_values,
     refuse_non_numeric_columns,
 )
-from sklearn_shapq.attribution._bandwidth import kernel_factors
+from sklearn_shapq.attribution._bandwidth import kernel_factors, unit_scaled
 from sklearn_shapq.attribution._common import (
     BANDWIDTH,
     KERNEL,
@@ -238,6 +239,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])
         names = getattr(self, "feature_names_in_", None)
+        refuse_non_numeric_columns(Z, "Z", KERNEL_CATEGORY_HINT)
         Z, _ = check_data(
             Z,
             name="Z",
@@ -250,6 +252,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         unbiased = self.statistic == "unbiased"
         U = np.concatenate([X, Z])
         n = X.shape[0]
+        columns = default_feature_names(X.shape[1], names)
         self.attributions_, self.mmd2_, self.bandwidths_ = attribute_statistic(
             U,
             MMDWeights(n, Z.shape[0], unbiased),
@@ -261,6 +264,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             "bandwidth",
             groups,
             self.n_jobs,
+            columns,
         )
         self.feature_groups_ = groups
         self.p_value_ = None
@@ -269,7 +273,8 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             labels = np.zeros((U.shape[0], self.n_permutations), dtype=bool)
             for p in range(self.n_permutations):  # one random split per column
                 labels[rng.permutation(U.shape[0])[:n], p] = True
-            kinds, gammas = kernel_factors(self.kernel, self.bandwidths_)
-            null = permuted_mmd2(U, n, kinds, gammas, labels, unbiased, self.progress)
+            scaled, unit = unit_scaled(U, self.bandwidths_, "bandwidth", columns)  # as attribute_statistic
+            kinds, gammas = kernel_factors(self.kernel, unit)
+            null = permuted_mmd2(scaled, n, kinds, gammas, labels, unbiased, self.progress)
             self.p_value_ = float((1 + np.sum(null >= self.mmd2_ - 1e-12 * abs(self.mmd2_))) / (1 + null.size))
         return self

@@ -65,6 +65,7 @@ def top_k_shapley(
         "leverage" (Leverage SHAP's regression on the whole budget; not in the paper).
     max_evals : int or None
         Evaluations per game including v(∅) and v(N); None (PAC mode only): until the rule holds.
+        At least the method's ``minimum_evals(d)`` and, in PAC mode, its warm-up.
     epsilon : float or None
         PAC mode: stop a game once max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= epsilon (units of v).
         Only methods with confidence bounds (``TOPK_ESTIMATORS[method].pac``).
@@ -93,6 +94,12 @@ def top_k_shapley(
     -------
     TopKResult
 
+    Raises
+    ------
+    ValueError
+        A budget below the method's minimum (or its warm-up in PAC mode), before any evaluation;
+        a game value that is NaN or infinite; estimates that overflow.
+
     Examples
     --------
     >>> from sklearn_shapq.games import planted_unanimity_game
@@ -106,7 +113,7 @@ def top_k_shapley(
     d = game.n_players
     _check_arguments(d, k, method, max_evals, epsilon, delta, t_min, ranking, rounds_per_decision)
     family = TOPK_ESTIMATORS[method]
-    reason = family.refusal(d, max_evals) if d > 1 else None
+    reason = family.refusal(d, max_evals, t_min, epsilon is not None) if d > 1 else None
     if reason is not None:
         raise ValueError(reason)
     warm_up = family.warm_up_evals(d, t_min)
@@ -138,8 +145,14 @@ def top_k_shapley(
     else:
         satisfied = pac_satisfied(stats, top_k_mask(key, k, xp), z, max(eps, 0.0), t_min if d > 1 else 1, ranking)
     to_numpy = game.backend.to_numpy  # the one copy to the host: the results
+    values = to_numpy(values)
+    if not np.isfinite(values).all():  # a game value the ledger did not see, or differences that overflow
+        raise ValueError(
+            f"The {method} estimates came out NaN or infinite: the game gave NaN or infinity for a coalition, or "
+            "differences of its values overflow float64. Make the game's values finite, or rescale them."
+        )
     return TopKResult(
-        values=to_numpy(values),
+        values=values,
         stderr=to_numpy(stderr),
         counts=to_numpy(counts).astype(np.int64),
         top_k=to_numpy(top_k_indices(key, k, xp)),

@@ -96,9 +96,35 @@ class TopKEstimator(ABC):
             return max(1, ceil(AUTO_STALENESS * done))
         return self.rounds_per_decision
 
+    minimum_needs: ClassVar[str]
+    """What :meth:`minimum_evals` pays for, in words (the refusal's message)."""
+
     @classmethod
-    def refusal(cls, d: int, max_evals: int | None) -> str | None:
-        """Why the method cannot run with ``max_evals`` on d players (None: it can); checked before any work."""
+    @abstractmethod
+    def minimum_evals(cls, d: int) -> int:
+        """Smallest budget per game, v(∅) and v(N) included, that gives each of d >= 2 players what it needs."""
+
+    @classmethod
+    def refusal(cls, d: int, max_evals: int | None, t_min: int | None = None, pac: bool = False) -> str | None:
+        """Why the method cannot run with ``max_evals`` on d players (None: it can); checked before any work.
+
+        A budget below :meth:`minimum_evals`, or, in PAC mode (``pac``), below the warm-up of
+        ``t_min`` rounds: the rule trusts the bounds only after it, so it could never hold.
+        """
+        if max_evals is None:
+            return None
+        needed = cls.minimum_evals(d)
+        if max_evals < needed:
+            return (
+                f"max_evals={max_evals} is below the minimum of {needed} evaluations that method {cls.name!r} needs "
+                f"for d = {d} players ({cls.minimum_needs}): raise max_evals to at least {needed}."
+            )
+        if pac and cls.pac and t_min is not None and max_evals < cls.warm_up_evals(d, t_min):
+            return (
+                f"max_evals={max_evals} is below the {cls.warm_up_evals(d, t_min)} evaluations of {cls.name}'s "
+                f"warm-up for d = {d} players and t_min={t_min}: PAC mode (epsilon) trusts its confidence bounds "
+                "only after the warm-up, so its rule could never hold. Raise max_evals or lower t_min."
+            )
         return None
 
     @abstractmethod
@@ -204,7 +230,7 @@ def everyone_selected(games: Any, d: int, xp: Any = np) -> Any:
 
 
 def run_stats_method(estimator: Any, ledger: Ledger, body: Callable[[PlayerStats], None]) -> tuple:
-    """Run ``body`` on fresh player statistics and return (values, stderr, counts, stats)."""
+    """Run ``body`` on fresh player statistics; return (values, stderr, counts, stats), stderr NaN below two samples."""
     stats = PlayerStats(ledger.n_games, ledger.n_players, ledger.xp)
     body(stats)
-    return stats.mean, stats.stderr(), stats.count, stats
+    return stats.mean, stats.stderr(ledger.xp.nan), stats.count, stats

@@ -46,6 +46,27 @@ def cmcs_coalitions(size_draws: Any, uniforms: Any, xp: Any = np) -> Any:
     return sized_coalitions(uniforms, sizes, xp=xp)
 
 
+def cmcs_round_cost(d: int) -> int:
+    """Most evaluations one CMCS round pays: S and its d neighbours, less those equal to ∅ or N (free).
+
+    For d <= 3 every coalition is ∅ or N or a neighbour of one of them, so a round pays at most d.
+
+    Examples
+    --------
+    >>> cmcs_round_cost(3), cmcs_round_cost(10)
+    (3, 11)
+    """
+    return d + 1 if d >= 4 else d
+
+
+def one_cmcs_round(d: int) -> int:
+    """v(∅), v(N) and one whole CMCS round: a marginal contribution of every player."""
+    return 2 + cmcs_round_cost(d)
+
+
+_ONE_ROUND = "v(∅), v(N) and one whole CMCS round, a marginal contribution of every player"
+
+
 def extended_marginals(value: Any, neighbour_values: Any, coalitions: Any) -> Any:
     """Δ_i(S) = (1 − 2·1[i ∈ S]) (v(S △ {i}) − v(S)) for v(S) (r,) and v(S △ {i}) (r, d)."""
     return (1.0 - 2.0 * coalitions) * (neighbour_values - value[:, None])
@@ -126,6 +147,12 @@ class CMCS(TopKEstimator):
     """Method "cmcs": every player, every round, on one shared coalition."""
 
     name = "cmcs"
+    minimum_needs = _ONE_ROUND
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """One whole CMCS round (:func:`one_cmcs_round`)."""
+        return one_cmcs_round(d)
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Batched rounds in fixed-budget mode; one round per game per step in PAC mode."""
@@ -162,6 +189,12 @@ class GreedyCMCS(TopKEstimator):
 
     name = "greedy_cmcs"
     adaptive = True
+    minimum_needs = _ONE_ROUND
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """One whole CMCS round (:func:`one_cmcs_round`)."""
+        return one_cmcs_round(d)
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Warm up, then choose players by their pairs' mis-ordering probabilities."""
@@ -211,6 +244,12 @@ class CMCSAtK(TopKEstimator):
 
     name = "cmcs_at_k"
     adaptive = True
+    minimum_needs = _ONE_ROUND
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """One whole CMCS round (:func:`one_cmcs_round`)."""
+        return one_cmcs_round(d)
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Warm up, then sample the border pair each round."""

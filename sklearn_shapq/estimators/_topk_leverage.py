@@ -22,17 +22,25 @@ class LeverageTopK(TopKEstimator):
 
     name = "leverage"
     pac = False
+    minimum_needs = "v(∅), v(N) and one complementary pair per jackknife group: values and standard errors"
 
     @classmethod
-    def refusal(cls, d: int, max_evals: int | None) -> str | None:
-        """Leverage SHAP's own refusal (below its minimum, or a regression over its memory bound)."""
+    def minimum_evals(cls, d: int) -> int:
+        """Leverage SHAP's minimum (:meth:`LeverageEstimator.minimum_evals`)."""
+        return LeverageEstimator.minimum_evals("leverage", d)
+
+    @classmethod
+    def refusal(cls, d: int, max_evals: int | None, t_min: int | None = None, pac: bool = False) -> str | None:
+        """Below the minimum, or Leverage SHAP's own refusal (a regression over its memory bound)."""
         if max_evals is None:
             return "method 'leverage' spends a fixed budget: give max_evals."
-        return LeverageEstimator.refusal("leverage", int(max_evals), d)
+        return super().refusal(d, max_evals) or LeverageEstimator.refusal("leverage", int(max_evals), d)
 
     @classmethod
     def bytes_per_game(cls, d: int, max_evals: float) -> int:
-        """Return the working memory of one game's regression (one output)."""
+        """Return the working memory of one game's regression (one output); a lone player needs none."""
+        if d < 2:  # φ = v(N) − v(∅): the driver regresses nothing
+            return super().bytes_per_game(d, max_evals)
         return LeverageEstimator("leverage", int(min(max_evals, 2.0**d)), d, 0).bytes_per_game(1)
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:

@@ -67,6 +67,12 @@ class ApproShapley(TopKEstimator):
 
     name = "permutation"
     pac = False
+    minimum_needs = "v(∅), v(N) and one permutation walk of d − 1 evaluations, a marginal contribution of every player"
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """v(∅), v(N) and one walk (paid whole)."""
+        return 2 + (d - 1)
 
     def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
         """Walk permutations until every game's budget is spent."""
@@ -89,6 +95,12 @@ class SamplingShapAtK(TopKEstimator):
 
     name = "sampling_shap_at_k"
     adaptive = True
+    minimum_needs = "v(∅), v(N) and one warm-up walk of d − 1 evaluations, a marginal contribution of every player"
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """v(∅), v(N) and the first warm-up walk (paid whole)."""
+        return 2 + (d - 1)
 
     @classmethod
     def warm_up_evals(cls, d: int, t_min: int) -> int:

@@ -62,6 +62,7 @@ class Ledger:
         every = xp.arange(n_games)
         self.empty = game.empty_value[every, self.outputs]
         self.full = game.full_value[every, self.outputs]
+        _refuse_non_finite(game, xp.concatenate([self.empty, self.full]), "v(∅) or v(N)")
         self.used = xp.full(n_games, 2, dtype=xp.int64)
 
     @property
@@ -111,10 +112,20 @@ class Ledger:
         if paid_games.size:
             out = self.game(masks[charged], paid_games)
             values[charged] = out[xp.arange(paid_games.size), self.outputs[paid_games]]
+            _refuse_non_finite(self.game, values[charged], "a coalition")
         values = xp.where(paid & (sizes == 0), self.empty[games], values)
         values = xp.where(paid & (sizes == self.n_players), self.full[games], values)
         self.used += xp.bincount(paid_games, minlength=self.n_games)
         return values, paid
+
+
+def _refuse_non_finite(game: Any, values: Any, what: str) -> None:
+    """Raise a ValueError when a game's ``values`` hold NaN or infinity: never rank NaNs."""
+    if not bool(game.backend.xp.isfinite(values).all()):
+        raise ValueError(
+            f"The game {type(game).__name__} gave NaN or infinity for {what}: Shapley values and a top k of "
+            "non-finite values are undefined. Make the game's values finite."
+        )
 
 
 class PlayerStats(RunningMoments):
@@ -278,7 +289,8 @@ class TopKResult:
     values : ndarray of shape (n_games, d)
         Shapley value estimates (unsampled players: 0).
     stderr : ndarray of shape (n_games, d)
-        Standard errors of the estimates (0 below two samples).
+        Standard errors of the estimates (NaN where not estimable: below two samples; 0 for a lone
+        player's exact value).
     counts : ndarray of shape (n_games, d)
         Samples (marginal contributions, or coalition values for the SVARM family) per player.
     top_k : int ndarray of shape (n_games, k)

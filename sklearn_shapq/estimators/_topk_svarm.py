@@ -86,7 +86,7 @@ class _SVARMBase(TopKEstimator):
             variance = (plus.stderr() ** 2 + minus.stderr() ** 2).reshape(shape).sum(axis=2)
             counts = (plus.count + minus.count).reshape(shape).sum(axis=2)
             return values, xp.sqrt(variance) / d, counts, None
-        stderr = xp.sqrt(plus.stderr() ** 2 + minus.stderr() ** 2)
+        stderr = xp.sqrt(plus.stderr(xp.nan) ** 2 + minus.stderr(xp.nan) ** 2)  # NaN below two samples of either
         return plus.mean - minus.mean, stderr, plus.count + minus.count, None
 
 
@@ -113,6 +113,12 @@ class SVARM(_SVARMBase):
     """Method "svarm": SVARM (Kolpaczki et al. 2024)."""
 
     name = "svarm"
+    minimum_needs = "v(∅), v(N) and the warm-up's 2 d coalitions: one sample of φ⁺_i and one of φ⁻_i per player"
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """v(∅), v(N) and the warm-up: one v(A ∪ {i}) and one v(A') per player."""
+        return 2 + 2 * d
 
 
 @register_topk
@@ -121,3 +127,12 @@ class StratifiedSVARM(_SVARMBase):
 
     name = "stratified_svarm"
     stratified = True
+    minimum_needs = (
+        "v(∅), v(N) and d − 1 pairs of complements: the fewest with which each of a player's d − 1 sampled sizes "
+        "can have a sample (an empty stratum counts as 0)"
+    )
+
+    @classmethod
+    def minimum_evals(cls, d: int) -> int:
+        """v(∅), v(N) and d − 1 pairs: below, every player surely has an empty stratum."""
+        return 2 + 2 * (d - 1)

@@ -88,6 +88,8 @@ class UnanimityGame(Game):
             raise ValueError("carriers must be (n_terms, d) and coefficients (n_terms,).")
         if not carriers.any(axis=1).all():
             raise ValueError("every carrier must hold at least one player.")
+        if not np.isfinite(coefficients).all():
+            raise ValueError("coefficients contains NaN or infinity: every c_R must be finite.")
         super().__init__(carriers.shape[1], n_games)
         self.carriers = carriers
         self.coefficients = coefficients
@@ -144,6 +146,11 @@ class CallableGame(Game):
     n_players : int
     n_games : int, default=1
 
+    Raises
+    ------
+    ValueError
+        On evaluation, when ``function`` returns NaN or infinity for a coalition.
+
     Examples
     --------
     >>> game = CallableGame(lambda masks: masks.sum(axis=1) ** 2.0, n_players=4)
@@ -162,4 +169,14 @@ class CallableGame(Game):
         out = np.asarray(out, dtype=np.float64)
         if out.shape not in ((masks.shape[0],), (masks.shape[0], 1)):
             raise ValueError(f"The game function returned shape {out.shape} for {masks.shape[0]} coalitions.")
-        return out.reshape(-1, 1)
+        out = out.reshape(-1, 1)
+        bad = ~np.isfinite(out[:, 0])
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            value = "NaN" if np.isnan(out[first, 0]) else str(out[first, 0])
+            raise ValueError(
+                f"The game function {self.function!r} returned {value} for the coalition "
+                f"{np.flatnonzero(masks[first]).tolist()} ({int(bad.sum())} of {bad.size} values NaN or infinite): "
+                "a game's values must be finite numbers for every coalition: fix the function."
+            )
+        return out

@@ -40,12 +40,22 @@ class _ScoreGame(Game):
         keys = [np.packbits(mask).tobytes() for mask in masks]  # a loop over a call's few coalitions
         todo = {key: mask for key, mask in zip(keys, masks, strict=True) if key not in self._memo}
         if todo:
-            self._memo.update(zip(todo, self._scores(np.stack(list(todo.values()))), strict=True))
+            new = np.stack(list(todo.values()))
+            scores = self._scores(new)
+            bad = ~np.isfinite(scores)
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                raise ValueError(self._undefined_score(new[first], float(scores[first])))
+            self._memo.update(zip(todo, scores, strict=True))
         return np.array([self._memo[key] for key in keys])[:, None]
 
     @abstractmethod
     def _scores(self, masks: np.ndarray) -> list[float]:
         """Scores of distinct new coalitions ``masks`` (m, d)."""
+
+    @abstractmethod
+    def _undefined_score(self, mask: np.ndarray, score: float) -> str:
+        """Return the error message for a coalition ``mask`` whose score came out NaN or infinite."""
 
     @property
     def n_unique(self) -> int:
@@ -116,11 +126,13 @@ class RetrainGame(_ScoreGame):
     ) -> None:
         classifier = is_classifier(estimator)
         folds = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        self._default_scoring = scoring is None
         if scoring is None:  # the estimator's own score, which the dummy must share
             scoring = "accuracy" if classifier else "r2"
         super().__init__(X.shape[1], n_jobs)
         self.estimator = estimator
         self.X, self.y = X, y
+        self.cv = cv
         self.folds = folds
         self.scoring = scoring
         self.scorer = check_scoring(estimator, scoring=scoring)
@@ -150,6 +162,42 @@ class RetrainGame(_ScoreGame):
             for batch in batches
         )
         return [score for batch in scores for score in batch]
+
+    def _undefined_score(self, mask: np.ndarray, score: float) -> str:
+        smallest = min(len(test) for _, test in self.folds)
+        if smallest < 2:
+            why = (
+                "a fold of cv tests on a single row, where scores such as R² are undefined: use folds with more than "
+                "one test row (e.g. cv=5) or another scoring."
+            )
+        else:
+            why = (
+                "the score is undefined on some fold (e.g. ROC AUC on a fold with one class): use a scoring that is "
+                "defined on every fold, or other folds (e.g. stratified)."
+            )
+        return (
+            f"{_scoring_text(self.scoring, self._default_scoring)} gave {_number(score)} on a fold of cv={self.cv!r} "
+            f"({_coalition_text(mask)}): {why}"
+        )
+
+
+def _scoring_text(scoring: Any, default: bool) -> str:
+    """``scoring=...`` as the user gave it, for messages."""
+    return f"scoring=None (the default, {scoring!r})" if default else f"scoring={scoring!r}"
+
+
+def _number(score: float) -> str:
+    """Write a score as a message says it (NaN, inf, -inf)."""
+    return "NaN" if np.isnan(score) else str(score)
+
+
+def _coalition_text(mask: np.ndarray) -> str:
+    """Say a coalition in words, for messages."""
+    if not mask.any():
+        return "the empty coalition, scored by a constant predictor"
+    if mask.all():
+        return "all features"
+    return f"the features {np.flatnonzero(mask).tolist()}"
 
 
 def coalition_seed(seed: int, mask: np.ndarray) -> int:
@@ -286,6 +334,7 @@ class MarginalScoreGame(_ScoreGame):
         self.y = y
         wrapper = _MarginalRegressor(None) if classes is None else _MarginalClassifier(None, classes)
         self.scorer = check_scoring(wrapper, scoring=scoring)
+        self.scoring = scoring
         self.classes = classes
 
     def _scores(self, masks: np.ndarray) -> list[float]:
@@ -302,3 +351,17 @@ class MarginalScoreGame(_ScoreGame):
         else:
             model = _MarginalClassifier(outputs, self.classes)
         return float(self.scorer(model, self.X, self.y))
+
+    def _undefined_score(self, mask: np.ndarray, score: float) -> str:
+        n_rows = len(self.y)
+        if n_rows < 2:
+            why = (
+                "scores such as R² are undefined on a single row: score on more rows (TopKShapley: a larger "
+                "background_size) or use another scoring."
+            )
+        else:
+            why = "use a scoring that is defined on these rows (e.g. ROC AUC needs both classes among them)."
+        default = "accuracy" if self.classes is not None else "r2"
+        scoring = _scoring_text(default if self.scoring is None else self.scoring, self.scoring is None)
+        coalition = _coalition_text(mask)
+        return f"{scoring} gave {_number(score)} on the {n_rows} rows the marginal game scores ({coalition}): {why}"

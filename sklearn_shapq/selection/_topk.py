@@ -112,7 +112,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Evaluations of the game (per row for ``explain``), v(∅) and v(N) included; with
         ``game="retrain"`` each is one cross-validation. "auto": 2 + (t_min + 20) (d + 1), the
         CMCS warm-up of t_min rounds of d + 1 evaluations and 20 rounds' worth of adaptive
-        sampling; in PAC mode a safety cap of 2000 (d + 1). A budget below the warm-up warns.
+        sampling; in PAC mode a safety cap of 2000 (d + 1). ``fit`` refuses a budget below the
+        method's minimum (``TOPK_ESTIMATORS[method].minimum_evals(d)``: a marginal contribution of
+        every feature, or what the method needs instead), and in PAC mode one below the warm-up;
+        otherwise a budget below the warm-up warns.
     epsilon : float or None, default=None
         PAC mode: stop once max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= epsilon, in the units of
         the game (score units for the selector). Methods "cmcs", "greedy_cmcs", "cmcs_at_k",
@@ -133,7 +136,9 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     cv : int, splitter or iterable, default=5
         Folds of the "retrain" game (drawn once; every coalition sees the same folds).
     scoring : str, callable or None, default=None
-        Score of the global game (None: accuracy for classifiers, R² for regressors).
+        Score of the global game (None: accuracy for classifiers, R² for regressors). A score
+        that comes out NaN or infinite (R² on a single test row, as with ``LeaveOneOut``) is an
+        error in ``fit``.
     background_size : int or None, default=100
         Rows of ``fit``'s X kept as background (a reproducible subsample; None keeps all); the
         "marginal" game also scores on these rows.
@@ -186,8 +191,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         without ``random_state`` are refitted as they are. With None the seed is drawn afresh
         in every fit, and the refits differ between fits.
     progress : bool, default=True
-        Show a progress bar (over evaluations in ``fit``, rows in ``explain``) once the work has
-        run 3 s.
+        Show a progress bar (over evaluations in ``fit``, model rows in ``explain``) once the work
+        has run 3 s.
 
     Attributes
     ----------
@@ -200,7 +205,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         The players: their names and the player of each column.
     shapley_values_, stderr_ : ndarray of shape (n_players,)
         Estimated Shapley values of the global game and their standard errors (the adaptive
-        methods are only asymptotically unbiased).
+        methods are only asymptotically unbiased; NaN where a feature has fewer than two samples).
     n_evals_ : int
         Evaluations used by ``fit``'s game.
     pac_satisfied_ : bool
@@ -349,9 +354,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         if self.epsilon is not None and not TOPK_ESTIMATORS[self.method].pac:
             pac = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
             raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
-        reason = TOPK_ESTIMATORS[self.method].refusal(d, self._budget(d)) if d > 1 else None
+        family = TOPK_ESTIMATORS[self.method]
+        reason = family.refusal(d, self._budget(d), self.t_min, self.epsilon is not None) if d > 1 else None
         if reason is not None:
-            raise ValueError(reason)
+            raise ValueError(
+                reason if self.max_evals != "auto" else f"max_evals='auto' chose {self._budget(d)}: {reason}"
+            )
 
     def _budget(self, d: int) -> int:
         if self.max_evals != "auto":
@@ -547,12 +555,15 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
         names_in = getattr(self, "feature_names_in_", None)
+        codec, background = (
+            (None, self.background_) if self._codec is None else self._codec.aligned(X, self.background_)
+        )
         array, _, codec = check_table(
             X,
             n_features=self.n_features_in_,
             feature_names=None if names_in is None else list(names_in),
-            codec=self._codec,
-            tables=self._codec is not None,
+            codec=codec,
+            tables=codec is not None,
             **missing_value_policy(self.allow_nan, self.estimator_),
         )
         n_rows = array.shape[0]
@@ -563,9 +574,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         d = players.n_players
         step = max(1, _BLOCK_BYTES // family.bytes_per_game(d, self._budget(d)))
         results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)
-        with backend.activate(), progress_bar(self.progress, n_rows, "explaining", "row") as bar:
-            model_fn = make_model_function(self.estimator_, self.output, backend, codec)
-            background = backend.to_device(self.background_)
+        model_rows = n_rows * self._budget(d) * background.shape[0]  # an evaluation: N model rows
+        with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
+            model_fn = make_model_function(self.estimator_, self.output, backend, codec).counted(bar)
+            background = backend.to_device(background)
             background_outputs = None
             for start in range(0, n_rows, step):
                 rows = slice(start, min(start + step, n_rows))
@@ -581,7 +593,6 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                     targets[rows] = self._targets(backend.to_numpy(game.full_value))
                     base[rows] = backend.to_numpy(empty)[targets[rows]]
                     results.append(self._estimate(self._grouped(game), True, keys[rows], targets[rows]))
-                bar.update(rows.stop - rows.start)
         values = np.concatenate([r.values for r in results])
         stderr = np.concatenate([r.stderr for r in results])
         data, display_data = explanation_data(array, codec, None if self.feature_groups is None else players)

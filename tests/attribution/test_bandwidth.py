@@ -10,6 +10,7 @@ from sklearn_shapq.attribution._bandwidth import (
     median_distance,
     median_distance_per_feature,
     resolve_bandwidths,
+    unit_scaled,
 )
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
 
@@ -44,3 +45,39 @@ def test_explicit_bandwidths_and_factors():
     kinds, gammas = kernel_factors("laplacian", sigma)
     np.testing.assert_array_equal(kinds, FACTOR_KINDS["laplacian"])
     np.testing.assert_allclose(gammas, [1.0, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("exponent", [600, -600])
+def test_median_rules_are_exact_at_extreme_scales(exponent):
+    # once: squared distances overflowed (an infinite bandwidth) or underflowed (the fallback 1.0)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3))
+    scaled = np.ldexp(X, exponent)
+    assert median_distance(scaled) == np.ldexp(median_distance(X), exponent)
+    per_feature = median_distance_per_feature(X)
+    np.testing.assert_array_equal(median_distance_per_feature(scaled), np.ldexp(per_feature, exponent))
+
+
+def test_a_nearly_constant_column_takes_the_median_over_its_distinct_values():
+    n = 3 * MAX_MEDIAN_ROWS
+    column = np.zeros(n)
+    rare = np.setdiff1d(np.arange(n), np.linspace(0, n - 1, MAX_MEDIAN_ROWS).astype(int))[::40]
+    column[rare] = np.random.default_rng(2).uniform(1.0, 5.0, size=rare.size)
+    distances = np.sort(pdist(column[:, None], "cityblock"))
+    distances = distances[distances > 0]
+    lower_median = distances[-(-distances.size // 2) - 1]  # every pair of rows, not only the evenly spaced ones
+    assert median_distance_per_feature(column[:, None])[0] == lower_median
+    assert np.isfinite(median_distance(np.c_[column, np.zeros(n)]))
+
+
+def test_medians_too_large_for_float64_and_overflowing_bandwidths_are_refused():
+    X = np.array([[-1.7e308, 1.0], [1.7e308, 2.0]])
+    with pytest.raises(ValueError, match=r"bandwidth_x='median_per_feature': the median distance of column 'u'"):
+        resolve_bandwidths("median_per_feature", X, "bandwidth_x", ["u", "v"])
+    with pytest.raises(ValueError, match="bandwidth_x='median': the median distance"):
+        resolve_bandwidths("median", X, "bandwidth_x")
+    scaled, unit = unit_scaled(np.array([[1.0, 3.0], [2.0, 3.0]]), np.array([4.0, np.inf]), "b")
+    np.testing.assert_array_equal(scaled, [[0.125, 0.0], [0.25, 0.0]])  # by 2^-3; a constant column: 0
+    np.testing.assert_array_equal(unit, [0.5, np.inf])
+    with pytest.raises(ValueError, match="b: column 1 divided by its bandwidth 1e-300 overflows"):
+        unit_scaled(np.array([[1.0, 1e10]]), np.array([1.0, 1e-300]), "b")

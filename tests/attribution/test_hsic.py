@@ -277,3 +277,120 @@ def test_a_float_target_with_whole_values_gets_the_rbf_kernel():
     assert HSICAttribution(n_features_to_select=3).fit(X[:200], y[:200]).kernel_y_ == "rbf"
     assert HSICAttribution(n_features_to_select=3).fit(X[:200], (y[:200] > 140).astype(int)).kernel_y_ == "delta"
     assert HSICAttribution(kernel_y="delta", n_features_to_select=3).fit(X[:200], y[:200] > 140).kernel_y_ == "delta"
+
+
+# ---------------------------------------------------------------- no silent wrong answer
+
+
+MISSING_TARGETS = {
+    "object None": lambda: np.array(["a", "b"] * 10, dtype=object),
+    "list None": lambda: [1.5, -0.5] * 10,
+    "float NaN": lambda: np.tile([1.5, -0.5], 10),
+    "category": lambda: pd.Series(["a", "b"] * 10, dtype="category"),
+    "string NA": lambda: pd.Series(["a", "b"] * 10, dtype="string"),
+    "Int64 NA": lambda: pd.Series([1, 2] * 10, dtype="Int64"),
+    "2-D": lambda: np.tile([[1.5, 0.0], [-0.5, 1.0]], (10, 1)),
+}
+
+
+@pytest.mark.parametrize("kind", MISSING_TARGETS)
+def test_missing_targets_are_refused_naming_y(kind):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = MISSING_TARGETS[kind]()
+    if isinstance(y, list):
+        y[3] = None
+    elif isinstance(y, pd.Series):
+        y = y.where(y.index != 3)
+    elif y.dtype == object:
+        y[3] = None
+    else:
+        y[3] = np.nan
+    with pytest.raises(ValueError, match=r"y has missing values \(None, NaN or NA\) in 1 rows, first at row 3"):
+        HSICAttribution().fit(X, y)
+
+
+def test_labels_of_mixed_types_and_non_numeric_rbf_targets_are_refused_naming_y():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(TypeError, match=r"y mixes labels of types \['int', 'str'\]"):
+        HSICAttribution().fit(X, np.array(["a", 1] * 10, dtype=object))
+    with pytest.raises(ValueError, match="kernel_y='rbf' needs a numeric y, got labels such as 'a'"):
+        HSICAttribution(kernel_y="rbf").fit(X, np.array(["a", "b"] * 10))
+
+
+def _hsic_brute_force(X, y, bandwidths, sigma_y, unbiased=False):
+    L = np.exp(-((y[:, None] - y) ** 2) / (2.0 * sigma_y**2))
+    return shapley_of_pairs(hsic_weights(L, unbiased), rbf_factors(X, X, bandwidths))
+
+
+@pytest.mark.parametrize("statistic", ["biased", "unbiased"])
+@pytest.mark.parametrize("bandwidth", ["median_per_feature", "median"])
+def test_a_constant_column_gets_zero_and_the_others_their_brute_force_values(bandwidth, statistic):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(14, 4))
+    X[:, 2] = 7.0
+    y = X[:, 0] * X[:, 1] + rng.normal(size=14)
+    fitted = HSICAttribution(bandwidth_x=bandwidth, kernel_y="rbf", statistic=statistic).fit(X, y)
+    assert fitted.attributions_[2] == 0.0  # a null player (median_per_feature: an infinite bandwidth, factor 1)
+    expected = _hsic_brute_force(X, y, fitted.bandwidths_, fitted.bandwidth_y_, statistic == "unbiased")
+    np.testing.assert_allclose(fitted.attributions_, expected, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 3e155])
+def test_extreme_scales_give_the_attributions_of_the_rescaled_data(scale):
+    # once: a column (or y) near 1e±155 overflowed its squared distances: zero attributions, or NaN
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 4))
+    y = X[:, 1] + 0.3 * rng.normal(size=30)
+    reference = HSICAttribution(kernel_y="rbf").fit(X, y).attributions_
+    scaled = X.copy()
+    scaled[:, 1] *= scale
+    for kernel in ("rbf", "laplacian"):
+        plain = HSICAttribution(kernel_x=kernel, kernel_y="rbf").fit(X, y).attributions_
+        fitted = HSICAttribution(kernel_x=kernel, kernel_y="rbf").fit(scaled, y)  # the per-feature rule: invariant
+        np.testing.assert_allclose(fitted.attributions_, plain, rtol=1e-9, atol=1e-15)
+        assert fitted.bandwidths_[1] == pytest.approx(scale * HSICAttribution().fit(X, y).bandwidths_[1], rel=1e-12)
+    np.testing.assert_allclose(HSICAttribution(kernel_y="rbf").fit(X, y * scale).attributions_, reference, rtol=1e-9)
+
+
+def test_a_nearly_constant_column_keeps_a_finite_bandwidth():
+    # every evenly spaced row of the median rule sees 0: once an infinite bandwidth, a zero attribution
+    from sklearn_shapq.attribution._bandwidth import MAX_MEDIAN_ROWS, _rows_for_median
+
+    n = 3 * MAX_MEDIAN_ROWS
+    rng = np.random.default_rng(8)
+    X = np.c_[np.zeros(n), rng.normal(size=n)]
+    rare = np.setdiff1d(np.arange(n), np.linspace(0, n - 1, MAX_MEDIAN_ROWS).astype(int))[::25]
+    X[rare, 0] = rng.uniform(1.0, 2.0, size=rare.size)
+    assert (_rows_for_median(X)[:, 0] == 0).all()
+    y = X[:, 0] + 0.01 * rng.normal(size=n)
+    fitted = HSICAttribution(kernel_y="rbf").fit(X, y)
+    assert np.isfinite(fitted.bandwidths_).all()
+    sigma = fitted.bandwidths_
+    L = np.exp(-((y[:, None] - y) ** 2) / (2.0 * fitted.bandwidth_y_**2))
+    factors = rbf_factors(X, X, sigma)
+
+    def v(players):
+        return hsic_textbook(np.prod(factors[:, :, list(players)], axis=2), L, False)
+
+    first = 0.5 * (v([0]) - v([])) + 0.5 * (v([0, 1]) - v([1]))  # two players: the Shapley formula
+    assert fitted.attributions_[0] == pytest.approx(first, rel=1e-9)
+    assert fitted.attributions_[0] > fitted.attributions_[1]
+
+
+def test_a_bandwidth_that_overflows_a_column_is_refused_naming_it():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(20, 3)) * 1e10, columns=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"bandwidth_x: column 'b' divided by its bandwidth 1e-300 overflows"):
+        HSICAttribution(bandwidth_x=[1.0, 1e-300, 1.0]).fit(X, rng.normal(size=20))
+    with pytest.raises(ValueError, match=r"bandwidth_y: column 'y' divided by its bandwidth 1e-310 overflows"):
+        HSICAttribution(kernel_y="rbf", bandwidth_y=1e-310).fit(X, rng.normal(size=20))
+
+
+def test_non_finite_attributions_are_an_error_naming_the_players(monkeypatch):
+    import sklearn_shapq.attribution._common as common
+
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"])
+    monkeypatch.setattr(common, "statistic_shapley", lambda *args: np.array([0.1, np.nan, np.inf]))
+    with pytest.raises(ValueError, match=r"The attributions of \['b', 'c'\] came out NaN or infinite"):
+        HSICAttribution().fit(X, rng.normal(size=20))

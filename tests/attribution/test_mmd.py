@@ -215,3 +215,38 @@ def test_cuda_equals_cpu():
     cpu = MMDAttribution().fit(X, Z)
     cuda = MMDAttribution(device="cuda").fit(X, Z)
     np.testing.assert_allclose(cuda.attributions_, cpu.attributions_, rtol=1e-10, atol=1e-14)
+
+
+# ---------------------------------------------------------------- no silent wrong answer
+
+
+@pytest.mark.parametrize("bandwidth", ["median", "median_per_feature"])
+def test_a_constant_column_gets_zero_and_the_others_their_brute_force_values(bandwidth):
+    rng = np.random.default_rng(4)
+    X, Z = rng.normal(size=(10, 4)), rng.normal(size=(8, 4)) + [0.0, 0.5, 0.0, 0.0]
+    X[:, 2] = Z[:, 2] = -1.0  # constant in the pooled sample
+    fitted = MMDAttribution(bandwidth=bandwidth).fit(X, Z)
+    assert fitted.attributions_[2] == 0.0
+    U = np.r_[X, Z]
+    expected = shapley_of_pairs(mmd_weights(10, 8, True), rbf_factors(U, U, fitted.bandwidths_))
+    np.testing.assert_allclose(fitted.attributions_, expected, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_extreme_scales_give_the_attributions_and_p_value_of_the_rescaled_data(scale):
+    rng = np.random.default_rng(7)
+    X, Z = rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + [0.0, 0.8, 0.0]
+    params = dict(bandwidth="median_per_feature", n_permutations=30, random_state=0)
+    plain = MMDAttribution(**params).fit(X, Z)
+    scaled = MMDAttribution(**params).fit(X * [1.0, scale, 1.0], Z * [1.0, scale, 1.0])
+    np.testing.assert_allclose(scaled.attributions_, plain.attributions_, rtol=1e-9, atol=1e-15)
+    assert scaled.p_value_ == plain.p_value_
+
+
+def test_bad_columns_of_z_and_overflowing_bandwidths_are_refused_naming_them():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(20, 2)), columns=["a", "b"])
+    with pytest.raises(TypeError, match=r"Z has non-numeric columns \['a'\]; kernels are computed on numbers"):
+        MMDAttribution().fit(X, X.assign(a="x"))
+    with pytest.raises(ValueError, match=r"bandwidth: column 'a' divided by its bandwidth 1e-320 overflows"):
+        MMDAttribution(bandwidth=[1e-320, 1.0]).fit(X, X + 1.0)

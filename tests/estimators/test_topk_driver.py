@@ -115,7 +115,9 @@ def test_budget_matches_an_independent_counter(method, n_games, rounds_per_decis
         assert set(first_masks.sum(axis=1)) == {0, d} and set(first_games) == set(range(n_games))
         assert result.values.shape == result.stderr.shape == result.counts.shape == (n_games, d)
         assert result.top_k.shape == (n_games, 2)
-        assert not np.isnan(result.values).any() and not np.isnan(result.stderr).any()
+        assert np.isfinite(result.values).all()
+        if method not in ("svarm", "stratified_svarm", "leverage"):  # a player's stderr needs two of its samples
+            np.testing.assert_array_equal(np.isnan(result.stderr), result.counts < 2)
 
 
 @pytest.mark.parametrize("method", PAC_METHODS)
@@ -503,3 +505,70 @@ def test_numpy_integers_are_accepted():
     game = TableGame(np.arange(32.0))
     result = top_k_shapley(game, np.int64(2), "cmcs", max_evals=np.int64(40), t_min=np.int32(3), random_state=0)
     assert result.n_evals[0] <= 40
+
+
+# ---------------------------------------------------------------- minimum budgets and non-finite values
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 7])
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_runs_at_its_minimum_and_refuses_one_less(method, d):
+    family = TOPK_ESTIMATORS[method]
+    minimum = family.minimum_evals(d)
+    n_games = 40  # the minimum is a guarantee: it must hold for every game's draws
+    table = np.random.default_rng(d).normal(size=2**d)
+    short = TableGame(table, n_games=n_games)
+    with pytest.raises(ValueError, match=rf"max_evals={minimum - 1} is below the minimum of {minimum}"):
+        top_k_shapley(short, 1, method, max_evals=minimum - 1, t_min=3, random_state=0)
+    assert short.n_evals.sum() == 0  # refused before any evaluation
+    result = top_k_shapley(TableGame(table, n_games=n_games), 1, method, max_evals=minimum, t_min=3, random_state=0)
+    assert np.isfinite(result.values).all()
+    assert (result.n_evals <= minimum).all()
+    assert (result.counts >= (2 if method == "svarm" else 1)).all()  # svarm: one φ⁺ and one φ⁻ sample
+    if method in SAMPLING_METHODS and method != "leverage":  # one sample: no standard error, never a false 0
+        np.testing.assert_array_equal(np.isnan(result.stderr), result.counts < 2)
+
+
+def test_minimum_budgets_are_what_one_sample_of_every_player_costs():
+    for d in (2, 3):  # every coalition is a corner or next to one: a CMCS round pays at most d
+        assert TOPK_ESTIMATORS["cmcs"].minimum_evals(d) == 2 + d
+    for name in ("cmcs", "greedy_cmcs", "cmcs_at_k"):
+        assert TOPK_ESTIMATORS[name].minimum_evals(10) == 2 + 11  # S and its 10 neighbours
+    for name in ("permutation", "sampling_shap_at_k"):
+        assert TOPK_ESTIMATORS[name].minimum_evals(10) == 2 + 9  # one walk
+    assert TOPK_ESTIMATORS["svarm"].minimum_evals(10) == 2 + 20  # the warm-up
+    assert TOPK_ESTIMATORS["stratified_svarm"].minimum_evals(10) == 2 + 18  # a pair per sampled size
+    assert TOPK_ESTIMATORS["leverage"].minimum_evals(10) == 2 + 20  # a pair per jackknife group
+
+
+@pytest.mark.parametrize("method", PAC_METHODS)
+def test_pac_mode_refuses_a_budget_below_the_warm_up(method):
+    d, t_min = 5, 4
+    warm_up = TOPK_ESTIMATORS[method].warm_up_evals(d, t_min)
+    with pytest.raises(ValueError, match=rf"max_evals={warm_up - 1} is below the {warm_up} evaluations.*warm-up"):
+        top_k_shapley(TableGame(np.arange(32.0)), 2, method, max_evals=warm_up - 1, epsilon=0.1, t_min=t_min)
+    top_k_shapley(TableGame(np.arange(32.0)), 2, method, max_evals=warm_up, epsilon=0.1, t_min=t_min)
+
+
+class _NaNAt(TableGame):
+    """A table game whose values at ``codes`` are NaN (past TableGame's own check of its table)."""
+
+    def __init__(self, d, codes):
+        super().__init__(np.arange(2.0**d))
+        self.table = self.table.copy()
+        self.table[0, codes] = np.nan
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("codes, what", [([0], "v\\(∅\\) or v\\(N\\)"), (slice(1, -1), "a coalition")])
+def test_a_non_finite_game_value_is_an_error_never_a_ranking_of_nans(method, codes, what):
+    # leverage evaluates the game itself, not through the ledger: the driver's last check names the cause
+    message = "The leverage estimates came out NaN or infinite" if (method, what) == ("leverage", "a coalition") else ""
+    with pytest.raises(ValueError, match=message or rf"The game _NaNAt gave NaN or infinity for {what}"):
+        top_k_shapley(_NaNAt(6, codes), 2, method, max_evals=2**6, random_state=0)
+
+
+def test_estimates_that_overflow_are_an_error():
+    table = np.where(all_masks(4)[:, 0], 1.7e308, -1.7e308)  # finite values whose differences overflow
+    with pytest.raises(ValueError, match="estimates came out NaN or infinite"):
+        top_k_shapley(TableGame(table), 1, "cmcs", max_evals=40, random_state=0)

@@ -154,3 +154,24 @@ def test_symmetric_square_game_closed_form():
     for d in (2, 3, 5, 8):
         phi = CallableGame(lambda m: m.sum(axis=1) ** 2.0, d).shapley_values()
         np.testing.assert_allclose(phi[:, :, 0], np.full((1, d), float(d)), atol=1e-12)
+
+
+def _log_of_size(masks):
+    return np.log(masks.sum(axis=1) - 1.0)  # NaN for ∅, -inf for a single player
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_callable_that_returns_nan_or_infinity_is_an_error_naming_it():
+    game = CallableGame(_log_of_size, n_players=3)
+    masks = np.array([[True, True, True], [True, False, False], [True, True, False]])
+    with pytest.raises(ValueError, match=r"function <function _log_of_size .*> returned -inf for the coalition \[0\]"):
+        game(masks)
+    with pytest.raises(ValueError, match=r"returned NaN for the coalition \[\] \(1 of 2 values"):
+        game(np.array([[True, True, False], [False, False, False]]))
+    with pytest.raises(ValueError, match="_log_of_size"):  # the exact values enumerate through the same check
+        game.shapley_values()
+
+
+def test_unanimity_coefficients_must_be_finite():
+    with pytest.raises(ValueError, match="coefficients contains NaN or infinity"):
+        UnanimityGame([[True, False], [False, True]], [1.0, np.nan])

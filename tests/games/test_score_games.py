@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import accuracy_score, log_loss, r2_score
-from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.model_selection import KFold, LeaveOneOut, StratifiedKFold, cross_val_score
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_shapq.backends import CpuBackend
@@ -208,3 +209,43 @@ def test_marginal_score_game_scores_new_coalitions_in_one_model_pass(scoring):
     calls = inner.n_model_calls
     game(masks)  # all memoised: no model call
     assert inner.n_model_calls == calls
+
+
+# ---------------------------------------------------------------- undefined scores
+
+
+def _nan_score(estimator, X, y):
+    return np.nan
+
+
+def _inf_score(estimator, X, y):
+    return -np.inf
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+def test_retrain_game_refuses_undefined_scores_naming_scoring_and_cv():
+    X, y = _diabetes(n=12, seed=3)
+    d = X.shape[1]
+    game = RetrainGame(Ridge(), X, y, cv=LeaveOneOut(), scoring=None, n_jobs=None)
+    with pytest.raises(ValueError, match=r"scoring=None \(the default, 'r2'\) gave NaN on a fold of cv=LeaveOneOut"):
+        game(np.ones((1, d), bool))
+    with pytest.raises(ValueError, match="the empty coalition"):  # v(∅) is scored first in a top-k run
+        top_k_shapley(game, 2, "cmcs", max_evals=50)
+    game = RetrainGame(Ridge(), X, y, cv=3, scoring=_inf_score, n_jobs=None)
+    match = r"scoring=<function _inf_score .*> gave -inf on a fold of cv=3 \(the features \[1, 2\]\)"
+    with pytest.raises(ValueError, match=match):
+        game(as_mask([1, 2], d)[None])
+    assert game.n_unique == 0  # nothing undefined is kept
+
+
+def test_marginal_score_game_refuses_undefined_scores_naming_scoring():
+    model, X, y, _ = _regressor_game()
+    one_row = InterventionalGame(make_model_function(model, "predict", CpuBackend()), X[:30], X[:1])
+    game = MarginalScoreGame(one_row, y[:1], scoring=None, classes=None)
+    d = X.shape[1]
+    with pytest.warns(UndefinedMetricWarning), pytest.raises(ValueError, match=r"'r2'\) gave NaN on the 1 rows"):
+        game(np.ones((1, d), bool))
+    _, _, _, inner = _regressor_game()
+    game = MarginalScoreGame(inner, y, scoring=_nan_score, classes=None)
+    with pytest.raises(ValueError, match=r"scoring=<function _nan_score .*> gave NaN on the \d+ rows"):
+        game(np.ones((1, d), bool))

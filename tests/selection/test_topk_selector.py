@@ -14,7 +14,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_iris
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.model_selection import GridSearchCV, LeaveOneOut, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
@@ -391,3 +391,84 @@ def test_set_output_survives_clone_and_grid_search(regression):
     model = LinearRegression().fit(X, y)
     prefit = clone(TopKShapley(model, k=2, prefit=True).set_output(transform="pandas"))
     assert prefit.estimator is model and prefit._sklearn_output_config == {"transform": "pandas"}
+
+
+# ---------------------------------------------------------------- no silent wrong answer
+
+
+def _nan_scorer(estimator, X, y):
+    return np.nan
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        # R² is undefined on one test row: every score NaN, and once a silent top k of NaNs
+        (dict(cv=LeaveOneOut()), r"scoring=None \(the default, 'r2'\) gave NaN on a fold of cv=LeaveOneOut\(\)"),
+        (dict(cv=LeaveOneOut(), scoring="r2"), r"scoring='r2' gave NaN on a fold of cv=LeaveOneOut\(\).*single row"),
+        (dict(scoring=_nan_scorer), r"scoring=<function _nan_scorer.*> gave NaN on a fold of cv=3"),
+        (dict(game="marginal", background_size=1), r"scoring=None \(the default, 'r2'\) gave NaN on the 1 rows"),
+        (dict(game="marginal", scoring=_nan_scorer), r"scoring=<function _nan_scorer.*> gave NaN on the 60 rows"),
+    ],
+)
+def test_an_undefined_score_is_an_error_in_fit_naming_scoring(regression, params, match):
+    X, y = regression
+    X, y = X.iloc[:60], y[:60]
+    defaults = dict(background_size=60) if params.get("game") == "marginal" else {}
+    with pytest.raises(ValueError, match=match):
+        small(**{**defaults, **params}).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+def test_an_undefined_classification_score_is_an_error():
+    X, y = load_iris(return_X_y=True)
+    selector = TopKShapley(LogisticRegression(max_iter=500), k=2, cv=LeaveOneOut(), scoring="roc_auc")
+    with pytest.raises(ValueError, match=r"scoring='roc_auc' gave NaN on a fold of cv=LeaveOneOut\(\)"):
+        selector.set_params(max_evals=20, t_min=2, random_state=0, progress=False).fit(X[::5], y[::5] == 0)
+
+
+@pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")
+@pytest.mark.parametrize("method", tuple(TOPK_ESTIMATORS))
+def test_fit_refuses_a_budget_below_the_minimum_and_runs_at_it_in_both_modes(regression, method):
+    X, y = regression
+    d = N_FEATURES
+    minimum = TOPK_ESTIMATORS[method].minimum_evals(d)
+    match = rf"max_evals={minimum - 1} is below the minimum of {minimum} evaluations that method '{method}' needs"
+    FITS.clear()
+    with pytest.raises(ValueError, match=match):  # the selector: before any refit
+        TopKShapley(CountingRegression(), k=2, method=method, max_evals=minimum - 1, cv=3).fit(X, y)
+    assert FITS == []
+    model = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match=match):  # explain only: in fit, before explain
+        TopKShapley(model, k=2, method=method, prefit=True, max_evals=minimum - 1).fit(X)
+    at_minimum = dict(k=2, method=method, max_evals=minimum, t_min=2, random_state=0, progress=False)
+    selector = TopKShapley(LinearRegression(), game="marginal", background_size=40, **at_minimum).fit(X, y)
+    assert np.isfinite(selector.shapley_values_).all() and selector.n_evals_ <= minimum
+    explanation = TopKShapley(model, prefit=True, **at_minimum).fit(X).explain(X.iloc[:4])
+    assert np.isfinite(explanation.values).all()
+    assert (explanation.diagnostics["n_evals"] <= minimum).all()
+    assert not (explanation.values == 0).all(axis=1).any()  # once: all zeros and an arbitrary top k
+
+
+def test_the_issue_prefit_explain_with_two_evaluations_is_refused(regression):
+    X, y = regression
+    model = LinearRegression().fit(X, y)  # once: all-zero values, standard errors 0 and an arbitrary top k
+    with pytest.raises(ValueError, match=r"max_evals=2 is below the minimum of 11 evaluations .* 'greedy_cmcs'"):
+        TopKShapley(model, prefit=True, max_evals=2).fit(X).explain(X)  # 11: v(∅), v(N) and one round of 8 + 1
+
+
+def test_pac_mode_refuses_a_budget_below_the_warm_up_in_fit(regression):
+    X, y = regression
+    warm_up = TOPK_ESTIMATORS["cmcs"].warm_up_evals(N_FEATURES, 5)
+    with pytest.raises(ValueError, match=rf"max_evals={warm_up - 1} is below the {warm_up} evaluations of cmcs"):
+        small(method="cmcs", epsilon=0.1, max_evals=warm_up - 1).fit(X, y)
+
+
+@pytest.mark.parametrize("method", tuple(TOPK_ESTIMATORS))
+def test_a_single_feature_is_explained_exactly_by_every_method(method):
+    # once: method="leverage" sized its blocks with a regression over one player and crashed
+    X = np.random.default_rng(0).normal(size=(30, 1))
+    model = LinearRegression().fit(X, 2.0 * X[:, 0])
+    explanation = TopKShapley(model, k=1, prefit=True, method=method, max_evals=4, progress=False).fit(X).explain(X[:3])
+    np.testing.assert_allclose(explanation.values[:, 0], 2.0 * (X[:3, 0] - X[:, 0].mean()), rtol=1e-12)

@@ -89,3 +89,31 @@ def test_k_counts_players():
         ValueError, match=r"k must be an int between 1 and the number of players \(groups and ungrouped features\) 2"
     ):
         TopKShapley(LinearRegression(), k=3, feature_groups={"g": [0, 1, 2]}, progress=False).fit(X, X[:, 0])
+
+
+def test_local_explain_of_rows_in_other_dtypes_explains_them_as_passed():
+    """string / object-with-pd.NA columns reach the model as passed (they were recast to fit's dtypes)."""
+    frame, y = people(300, seed=21)
+    model = census_pipeline(frame, y)
+    background = frame.iloc[:30]
+    missing = np.flatnonzero(frame.workclass.isna())[:2]
+    rows = frame.iloc[missing].astype({"workclass": "string"}).reset_index(drop=True)
+    explainer = TopKShapley(
+        model, k=2, prefit=True, method="cmcs", max_evals=4000, background_size=None, random_state=0, progress=False
+    ).fit(background)
+    explanation = explainer.explain(rows)
+    cast = background.astype({"workclass": "string"})
+    exact = np.array(
+        [
+            brute_force_shapley(
+                lambda s, r=r: interventional_frame_value(model.decision_function, rows.iloc[[r]], cast, s), 5
+            )
+            for r in range(2)
+        ]
+    )
+    assert (np.abs(explanation.values - exact) <= 6 * explanation.error_std + 1e-9).all()
+    sums = explanation.values.sum(1) + explanation.base_values
+    assert (
+        np.abs(sums - model.decision_function(rows)).max()
+        < np.abs(sums - model.decision_function(frame.iloc[missing])).max()
+    )
