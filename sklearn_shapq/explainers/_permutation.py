@@ -34,7 +34,7 @@ from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
 from sklearn_shapq.estimators._moments import satterthwaite_dof
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.games import OUTPUTS, GroupedGame, InterventionalGame, make_model_function
+from sklearn_shapq.games import OUTPUTS, GroupedGame, InterventionalGame, check_same_outputs, make_model_function
 from sklearn_shapq.games._table_codec import keyed_content
 from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, row_keys, split_keys
 from sklearn_shapq.samplers._keyed import draw_seed
@@ -44,9 +44,6 @@ _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, even when fewer fill the model's calls: the
 estimators' kernels split a block's games among threads (Leverage SHAP's regressions at d = 200,
 one game a block, ran on one thread)."""
-_REFIT_RTOL = 1e-9
-"""How far the model's outputs on the background may move between fit and explain (threads may sum in
-another order) before the model counts as changed."""
 _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games, in arrays of about a third of it each:
 large temporaries (above glibc's 32 MiB mmap threshold) were page-faulted anew on every block."""
@@ -390,11 +387,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         keys = row_keys(seed, keyed_content(array, codec))
         groups = self.feature_groups_
         backend = resolve_backend(self.device)
-        model_rows = n_rows * self.max_evals_ * background.shape[0]  # an evaluation: N model rows
+        model_rows = (n_rows * self.max_evals_ + 1) * background.shape[0]  # an evaluation: N rows; the check
         with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
             model_fn = make_model_function(self.model, self.output, backend, codec)
             background_outputs, checks = self._current_background_outputs(backend, model_fn, background)
-            background_outputs = backend.to_device(background_outputs)
+            checked = background_outputs is None  # the first game's v(N) call checks the fitted ones
+            background_outputs = backend.to_device(self._background_outputs if checked else background_outputs)
             model_fn = model_fn.counted(bar)
             background = backend.to_device(background)
 
@@ -405,6 +403,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     backend.to_device(array[rows]),
                     self.batch_size,
                     background_outputs=background_outputs,
+                    check_background=checked and rows.start == 0,
                     n_jobs=effective_n_jobs(self.n_jobs),
                     parts=self.background_parts_,
                 )
@@ -442,40 +441,28 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     def _current_background_outputs(
         self, backend: Any, model_fn: Any, background: np.ndarray
-    ) -> tuple[np.ndarray, tuple[int, int]]:
-        """Return the model's outputs on ``background`` now (host (N, k)); refuse a model changed since ``fit``.
+    ) -> tuple[np.ndarray | None, tuple[int, int]]:
+        """Return the model's outputs on ``background`` (host (N, k)), None if ``explain``'s first game checks them.
 
-        The fitted background is predicted again (one model call of N rows) and must give the
-        outputs of ``fit``: a model refitted in place, with another number of features or
-        outputs, would otherwise be explained against the base value of the model it was.
-        ``background`` is the fitted one or, where the explained table has other dtypes, its
-        cells in those dtypes (:meth:`~sklearn_shapq.games.TableCodec.aligned`), predicted too.
-        Also returns the model rows and calls this took.
+        The model must still be the one of ``fit``: a new ``n_features_in_`` is refused here, and
+        the fitted background's outputs are checked against ``fit``'s, in the first block's v(N)
+        call (``check_background``) where ``background`` is the fitted one. Where the explained
+        table has other dtypes, ``background`` holds the background's cells in them
+        (:meth:`~sklearn_shapq.games.TableCodec.aligned`): the fitted background is checked in a
+        call of its own and ``background`` predicted in another. Also returns the model rows and
+        calls this took.
         """
-        fitted = self._background_outputs
         model_features = getattr(self.model, "n_features_in_", None)
         if model_features is not None and model_features != self._fitted_model_features:
             raise ValueError(
                 f"The model now takes {model_features} features, but {self._fitted_model_features} when the "
                 "explainer was fitted: it was refitted; call fit again."
             )
-        fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
-        now = backend.to_numpy(fitted_fn(backend.to_device(self.background_)))
-        if now.shape != fitted.shape:
-            raise ValueError(
-                f"The model now gives {now.shape[1]} outputs, but {fitted.shape[1]} when the explainer was fitted: "
-                "it was refitted; call fit again."
-            )
-        scale = max(1.0, float(np.abs(fitted).max()))
-        if not np.allclose(now, fitted, rtol=_REFIT_RTOL, atol=_REFIT_RTOL * scale):
-            raise ValueError(
-                "The model's outputs on the background differ from those at fit (largest difference "
-                f"{float(np.abs(now - fitted).max()):.3g}): it was refitted or changed in place since fit, so the base "
-                "value would be another model's. Call fit again (a model whose output is random cannot be explained)."
-            )
-        n_rows = background.shape[0]
         if background is self.background_:
-            return fitted, (n_rows, 1)
+            return None, (0, 0)
+        fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
+        check_same_outputs(backend.to_numpy(fitted_fn(backend.to_device(self.background_))), self._background_outputs)
+        n_rows = background.shape[0]
         return backend.to_numpy(model_fn(backend.to_device(background))), (2 * n_rows, 2)
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:

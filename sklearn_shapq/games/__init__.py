@@ -8,7 +8,7 @@ from sklearn_shapq.games._enumeration import coalition_masks, shapley_from_table
 from sklearn_shapq.games._explicit_games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
 from sklearn_shapq.games._game import Game, prefix_masks
 from sklearn_shapq.games._grouped_game import GroupedGame
-from sklearn_shapq.games._interventional import InterventionalGame
+from sklearn_shapq.games._interventional import InterventionalGame, check_same_outputs
 from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
@@ -37,6 +37,7 @@ __all__ = [
     "MMDWeights",
     "ModelFunction",
     "ProductKernelGame",
+    "check_same_outputs",
     "make_model_function",
     "target_kernel_rows",
 ]

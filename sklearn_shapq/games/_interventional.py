@@ -23,6 +23,33 @@ GPU_MEMORY_BYTES = 128 * 2**20
 """The same budget on a GPU (cupy's memory pool keeps freed buffers; larger calls fill the device)."""
 
 
+BACKGROUND_RTOL = 1e-9
+"""How far a model's outputs on the background may move (threads may sum in another order) before the
+model counts as changed: relative to max(1, the largest |output|)."""
+
+
+def check_same_outputs(now: np.ndarray, before: np.ndarray) -> None:
+    """Refuse a model whose outputs on the background (host (N, k)) are not ``before``'s: it changed.
+
+    Raises
+    ------
+    ValueError
+        Another number of outputs, or outputs that moved by more than :data:`BACKGROUND_RTOL`.
+    """
+    if now.shape != before.shape:
+        raise ValueError(
+            f"The model now gives {now.shape[1]} outputs, but {before.shape[1]} when the explainer was fitted: it "
+            "was refitted; call fit again."
+        )
+    scale = max(1.0, float(np.abs(before).max()))
+    if not np.allclose(now, before, rtol=BACKGROUND_RTOL, atol=BACKGROUND_RTOL * scale):
+        raise ValueError(
+            "The model's outputs on the background differ from those at fit (largest difference "
+            f"{float(np.abs(now - before).max()):.3g}): it was refitted or changed in place since fit, so the base "
+            "value would be another model's. Call fit again (a model whose output is random cannot be explained)."
+        )
+
+
 class InterventionalGame(Game):
     """Interventional Shapley games of a model over a background set, one per explained row or part.
 
@@ -58,6 +85,11 @@ class InterventionalGame(Game):
     background_outputs : array of shape (N, k), optional
         The model's outputs on the background rows, if known (e.g. from an earlier fit);
         computed when omitted.
+    check_background : bool, default=False
+        Whether v(N)'s model call also predicts the background, which must give
+        ``background_outputs`` again (to :data:`BACKGROUND_RTOL`): a model refitted or changed
+        since they were computed, or giving another number of outputs, is refused before any
+        coalition is evaluated. It costs N rows in a call that is made anyway.
     n_jobs : int
         Model calls run at once in threads (masked rows are always built in the calling thread).
         Pays for models that predict in one thread and release the GIL (xgboost with
@@ -100,10 +132,12 @@ class InterventionalGame(Game):
         batch_size: int | str = "auto",
         *,
         background_outputs: Any = None,
+        check_background: bool = False,
         n_jobs: int = 1,
         parts: int = 1,
     ) -> None:
         self.model_fn = model_fn
+        self.check_background = bool(check_background and background_outputs is not None)
         self.background = background
         self.x = x
         n_background, d = background.shape
@@ -148,9 +182,19 @@ class InterventionalGame(Game):
         """v(∅) from the background outputs (each part's mean) and v(N) = f(x) in one model call."""
         xp = self.backend.xp
         if self.parts == 1:
-            return xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs)), self._model(self.x)
+            return xp.broadcast_to(self.base_value, (self.n_games, self.n_outputs)), self._full_outputs()
         part_means = self.backend.background_mean(self.background_outputs, self.rows_per_coalition)
-        return xp.tile(part_means, (self.x.shape[0], 1)), xp.repeat(self._model(self.x), self.parts, axis=0)
+        return xp.tile(part_means, (self.x.shape[0], 1)), xp.repeat(self._full_outputs(), self.parts, axis=0)
+
+    def _full_outputs(self) -> Any:
+        """Return f(x); with ``check_background``, the background's outputs are checked in the same model call."""
+        if not self.check_background:
+            return self._model(self.x)
+        xp = self.backend.xp
+        outputs = self._model(xp.concatenate([self.x, self.background]))
+        n_rows = self.x.shape[0]
+        check_same_outputs(self.backend.to_numpy(outputs[n_rows:]), self.backend.to_numpy(self.background_outputs))
+        return outputs[:n_rows]
 
     def evaluate(self, masks: Any, games: Any) -> Any:
         """Return v_r(S) (m, k) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""

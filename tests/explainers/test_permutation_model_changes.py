@@ -49,7 +49,7 @@ def test_a_model_with_another_number_of_outputs_is_refused(diabetes):
         explainer.explain(X[:3])
 
 
-def test_the_check_is_one_model_call_of_the_background(diabetes):
+def test_the_check_rides_on_the_first_model_call(diabetes):
     X, y = diabetes
     model = Ridge().fit(X, y)
     calls = []
@@ -61,7 +61,8 @@ def test_the_check_is_one_model_call_of_the_background(diabetes):
     explainer = PermutationShapExplainer(f, background_size=30, max_evals=200, progress=False).fit(X)
     calls.clear()
     explanation = explainer.explain(X[:2])
-    assert calls[0] == 30 and sum(calls) == explanation.diagnostics["n_model_rows"]
+    assert calls[0] == 2 + 30 and sum(calls) == explanation.diagnostics["n_model_rows"]  # v(N) and the background
+    assert len(calls) == explanation.diagnostics["n_model_calls"]
 
 
 def test_predicting_string_labels_is_refused_with_the_outputs_that_work():
@@ -97,5 +98,5 @@ def test_the_progress_bar_moves_within_one_row(diabetes, monkeypatch):
     explainer = PermutationShapExplainer(model, background_size=20, max_evals=2000, batch_size=500).fit(X)
     explanation = explainer.explain(X[:1])
     (bar,) = bars
-    assert bar.total == 2000 * 20 and len(bar.steps) >= 20  # exact: 2^10 coalitions
-    assert sum(bar.steps) == explanation.diagnostics["n_model_rows"] - 20  # all but the background's check
+    assert bar.total == (2000 + 1) * 20 and len(bar.steps) >= 20  # exact: 2^10 coalitions
+    assert sum(bar.steps) == explanation.diagnostics["n_model_rows"]
