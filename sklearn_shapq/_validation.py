@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.games._models import takes_missing_values
-from sklearn_shapq.games._table_codec import TableCodec
+from sklearn_shapq.games._table_codec import TableCodec, refuse_inexact_integers
 
 
 def _is_dataframe(X: Any) -> bool:
@@ -68,12 +68,18 @@ def check_data(
     if _is_dataframe(X):
         names = _column_names(X, name)
         refuse_non_numeric_columns(X, name)
+        for column, dtype in zip(names, X.dtypes, strict=True):
+            if getattr(dtype, "kind", "") in "iu":
+                refuse_inexact_integers(X[column].to_numpy(dtype=np.float64, na_value=0.0), name, column)
         array = X.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
+        raw = X if hasattr(X, "dtype") else None
         try:
             array = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must be numeric: {exc}") from exc
+        if raw is not None and getattr(raw.dtype, "kind", "") in "iu":
+            refuse_inexact_integers(array, name, None)
     _check_array(array, name, n_features, allow_nan, nan_hint, names)
     _check_names(names, feature_names, name)
     return np.ascontiguousarray(array), names

@@ -1,8 +1,31 @@
-"""Shared test fixtures: the one GPU skip, a dask cluster, and the test helpers' folder on the import path."""
+"""Shared test fixtures: the one GPU skip, a dask cluster, hypothesis profiles, the test helpers' folder on the path."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+try:
+    from hypothesis import Phase, settings
+except ImportError:  # only the property-based modules need hypothesis
+    settings = None
+else:
+    # "ci" (the default): few examples, derandomized so that a CI run is reproducible, no example database in the
+    # working tree, one falsifying example a test (shrinking several is what makes a failing run slow). "long": many
+    # random examples, every distinct failure, to hunt for them (HYPOTHESIS_PROFILE=long python -m pytest ...).
+    settings.register_profile(
+        "ci",
+        max_examples=100,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        report_multiple_bugs=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],  # no slow "explain" phase
+    )
+    settings.register_profile("long", max_examples=2000, deadline=None, database=None, print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def has_gpu() -> bool:

@@ -105,6 +105,8 @@ class TableCodec:
                         f"fitted with numbers ({dtype})."
                     )
                 codes[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+                if getattr(column.dtype, "kind", "") in "iu":  # numpy and nullable ints
+                    refuse_inexact_integers(np.nan_to_num(codes[:, j]), name, self.columns[j])
                 if (
                     kind == _NUMBER
                     and np.dtype(dtype).kind in "biu"
@@ -223,6 +225,22 @@ class TableCodec:
         return pd.Series(table[self._level_index(j, column)], dtype=dtype, copy=False)  # object stays object
 
 
+def refuse_inexact_integers(values: np.ndarray, name: str, column: Any = None) -> None:
+    """Refuse integers (as float64 ``values``) beyond 2^53, which float64 rows cannot hold exactly.
+
+    Raises
+    ------
+    ValueError
+        Naming the column: the model would get other numbers than were passed.
+    """
+    if values.size and float(np.abs(values).max()) >= 2.0**53:  # 2^53 + 1 arrives as 2^53
+        where = name if column is None else f"Column {column!r} of {name}"
+        raise ValueError(
+            f"{where} holds integers beyond 2^53, which the explainer's float64 rows cannot hold exactly: convert "
+            "them to floats, or to strings if they are identifiers."
+        )
+
+
 def keyed_content(array: np.ndarray, codec: TableCodec | None) -> np.ndarray:
     """Rows whose bits :func:`~sklearn_shapq.samplers.row_keys` keys: numbers, or a table's key rows."""
     return array if codec is None else codec.key_rows(array)
@@ -248,6 +266,10 @@ def _cast_cells(column: Any, dtype: Any, what: str) -> Any:
         cast = (column.astype(object) if str(dtype) == "category" else column).astype(dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{message} the background cannot be cast to it ({exc}): pass the dtype of fit.") from exc
+    if not _same_dtype(cast.dtype, dtype):  # pandas may fall back to objects (a category with missing cells to bool)
+        raise TypeError(
+            f"{message} the background cannot be held in it (it became {cast.dtype}): pass the dtype of fit."
+        )
     missing = column.isna().to_numpy()
     before, after = column.to_numpy(dtype=object)[~missing], cast.to_numpy(dtype=object)[~missing]
     changed = cast.isna().to_numpy() != missing
@@ -350,10 +372,15 @@ _TYPE_OF = np.frompyfunc(type, 1, 1)
 
 
 def _typed(values: np.ndarray) -> np.ndarray:
-    """Keys that tell equal values of other types apart: the values where they share one type, else (type, value)."""
+    """Return keys that tell equal values of other types (and -0.0 from 0.0) apart: (type, sign, value) where needed."""
     types = _TYPE_OF(values)
-    if len(set(types.tolist())) <= 1:
+    kinds = set(types.tolist())
+    floats = np.isin(types, [t for t in kinds if issubclass(t, (float, np.floating))])
+    negative_zeros = floats.any() and bool(np.signbit(values[floats].astype(np.float64)).any())  # -0.0 == 0.0
+    if len(kinds) <= 1 and not negative_zeros:
         return values
     keys = np.empty(values.size, dtype=object)
-    keys[:] = list(zip(types, values, strict=True))
+    signs = np.zeros(values.size, dtype=bool)
+    signs[floats] = np.signbit(values[floats].astype(np.float64))
+    keys[:] = list(zip(types, signs.tolist(), values, strict=True))
     return keys

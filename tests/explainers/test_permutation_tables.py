@@ -341,14 +341,34 @@ def test_equal_values_of_other_types_stay_apart():
     assert explanation.display_data[:, 0].tolist() == ["1", 1, 1.0, True]
 
 
+def test_negative_zero_in_an_object_column_is_a_level_of_its_own():
+    background = pd.DataFrame({"c": pd.Series([0.0, -0.0, "x"], dtype=object), "x": [1.0, 2.0, 3.0]})
+
+    def by_sign(frame):
+        signs = frame["c"].map(lambda v: float(isinstance(v, float) and np.signbit(v))).to_numpy()
+        return signs * frame["x"].to_numpy() + frame["x"].to_numpy()
+
+    _exact_against_brute_force(by_sign, background, background.iloc[[1, 0]], allow_nan=True)
+
+
+def test_integers_beyond_two_to_the_53_are_refused_naming_the_column():
+    frame = pd.DataFrame({"id": [2**60, 3, 4], "s": ["a", "b", "c"], "x": [1.0, 2.0, 3.0]})
+    explainer = PermutationShapExplainer(lambda f: f["x"].to_numpy(), progress=False)
+    with pytest.raises(ValueError, match=r"Column 'id' of X holds integers beyond 2\^53"):
+        explainer.fit(frame)
+    with pytest.raises(ValueError, match=r"Column 'id' of X holds integers beyond 2\^53"):
+        PermutationShapExplainer(lambda Z: Z[:, 1], progress=False).fit(frame[["id", "x"]])
+
+
 @pytest.mark.parametrize(
     ("background", "rows", "message"),
     [
         (["a", "b"], pd.array([1, 2], dtype="Int64"), "the background cannot be cast"),
         ([1.5, 2.0], np.array([1, 2]), r"cell 1.5 would become 1 in it"),
         ([[1], [2]], None, "cannot be compared as values"),  # lists in cells
+        (pd.Categorical([None, True]), np.array([False, True]), "cannot be held in it .it became object"),
     ],
-    ids=["strings-as-ints", "fractions-as-ints", "lists"],
+    ids=["strings-as-ints", "fractions-as-ints", "lists", "category-with-missing-as-bool"],
 )
 def test_cells_that_cannot_be_represented_are_refused_naming_the_column(background, rows, message):
     fitted = pd.DataFrame(
