@@ -608,15 +608,21 @@ def explain(run: Run):
     return explanation
 
 
-def check_brute_force(run: Run, explanation, atol: float = ATOL) -> None:
-    """(b): the values are the brute-force Shapley values of the table as passed (as float64 on the numeric path)."""
-    background, rows = run.case.background(), run.case.model_rows()
+def check_brute_force(run: Run, explanation, atol: float = ATOL, background: pd.DataFrame | None = None) -> None:
+    """(b): the values are the brute-force Shapley values of the table as passed (as float64 on the numeric path).
+
+    ``background``: the background the game takes, if not the one passed to fit (cast to the explained dtypes).
+    """
+    rows = run.case.model_rows()
     np.testing.assert_allclose(
         explanation.values,
-        brute_force_values(run.model, rows, background, run.players()[1]),
+        brute_force_values(
+            run.model, rows, run.case.background() if background is None else background, run.players()[1]
+        ),
         atol=atol,
         rtol=0,
-        err_msg="values != brute-force Shapley values of the table as passed",
+        err_msg="values != brute-force Shapley values of the table as passed"
+        + ("" if background is None else ", with the background cast to the explained dtypes"),
     )
 
 
@@ -674,13 +680,7 @@ def test_other_dtypes_at_explain_recast_the_background_as_documented(run):
         err_msg="base values != mean f(background cast to the explained dtypes)",
     )
     check_efficiency(run, explanation, "exact")
-    np.testing.assert_allclose(
-        explanation.values,
-        brute_force_values(run.model, rows, cast, run.players()[1]),
-        atol=ATOL,
-        rtol=0,
-        err_msg="values != brute-force Shapley values with the background cast to the explained dtypes",
-    )
+    check_brute_force(run, explanation, background=cast)
     assert not run.model.problems, run.model.problems
 
 
