@@ -601,3 +601,18 @@ def test_ovo_decision_function_gets_generic_output_names():
     assert explainer.n_outputs_ == 6
     assert explainer.output_names_ is None
     assert explainer.explain(X[:2]).output_names == [f"output {j}" for j in range(6)]
+
+
+def test_a_failure_that_is_not_about_missing_values_is_not_put_on_them(cpu):
+    """With NaN in the rows, a model failing for another reason raised a false "failed on rows with missing values"."""
+
+    def broken(rows):
+        raise KeyError("no column 'age'")
+
+    def refusing(rows):
+        raise ValueError("Input X contains NaN.")
+
+    with pytest.raises(KeyError, match="no column 'age'"):
+        make_model_function(broken, "auto", cpu)(np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match="failed on rows with missing values"):
+        make_model_function(refusing, "auto", cpu)(np.array([[np.nan, 1.0]]))
