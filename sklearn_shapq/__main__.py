@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 
 
@@ -15,6 +16,13 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--rows", type=int, default=100, help="rows to explain (default: 100)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     args = parser.parse_args(argv)
+    missing = [name for name in ("xgboost", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        parser.exit(
+            2,
+            f"The demo needs {' and '.join(missing)}, which a plain install leaves out: "
+            'pip install "sklearn_shapq[demo]" (or -e ".[demo]" in a clone).\n',
+        )
     from sklearn_shapq._demo import run_demo
 
     run_demo(out=args.out, n_rows=args.rows, seed=args.seed)
