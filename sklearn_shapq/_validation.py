@@ -275,6 +275,27 @@ def default_feature_names(d: int, *candidates: Any) -> list[str]:
     return [f"x{j}" for j in range(d)]
 
 
+class RegistryNames(StrOptions):
+    """Constraint of a parameter naming a registry entry: the names registered now, and ``extra`` names.
+
+    The registry is read at validation, so a plugin registered after import is accepted by every
+    public class that takes the parameter (a ``StrOptions`` built at class definition refused it).
+    """
+
+    def __init__(self, registry: dict, extra: tuple = ()) -> None:
+        self.registry, self.extra = registry, frozenset(extra)
+        super().__init__(set(self.extra) | set(registry))
+
+    @property
+    def options(self) -> set:
+        """The valid names now."""
+        return set(self.extra) | set(self.registry)
+
+    @options.setter
+    def options(self, value: set) -> None:  # StrOptions.__init__ sets it; the registry is the source
+        pass
+
+
 class _DeviceString(StrOptions):
     """Constraint of ``device``: "cpu", "auto", "cuda" or "cuda:N" (a StrOptions that also takes "cuda:N")."""
 

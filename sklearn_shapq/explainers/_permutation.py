@@ -23,6 +23,7 @@ from sklearn_shapq._validation import (
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
+    RegistryNames,
     check_table,
     default_feature_names,
     effective_n_jobs,
@@ -225,7 +226,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "model": "no_validation",
-        "sampler": [StrOptions({"auto", *SHAPLEY_ESTIMATORS})],
+        "sampler": [RegistryNames(SHAPLEY_ESTIMATORS, extra=("auto",))],
         "max_evals": MAX_EVALS,
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "lam": [Interval(Real, 0, None, closed="left")],

@@ -26,6 +26,7 @@ from sklearn_shapq._validation import (
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
+    RegistryNames,
     check_table,
     default_feature_names,
     effective_n_jobs,
@@ -242,7 +243,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
         "k": [Interval(Integral, 1, None, closed="left")],
-        "method": [StrOptions(set(TOPK_ESTIMATORS))],
+        "method": [RegistryNames(TOPK_ESTIMATORS)],
         "max_evals": MAX_EVALS,
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
