@@ -17,8 +17,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from sklearn_shapq.backends import ArrayBackend
-from sklearn_shapq.games._models import takes_missing_values
-from sklearn_shapq.games._table_codec import TableCodec, refuse_inexact_integers
+from sklearn_shapq.games import TableCodec, refuse_inexact_integers, takes_missing_values
 
 
 def _is_dataframe(X: Any) -> bool:

@@ -205,9 +205,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     measured is on the returned Explanation, as ``explanation.diagnostics``: a dict with
     "sampler", "background_parts", "n_evals" (evaluations each row used, v(∅) and v(N)
     included; fewer than ``max_evals_`` with ``tol``; split, those of each part, whose
-    evaluations cost N / parts model rows), "n_model_rows" and "n_model_calls" (with the one
-    call of N background rows that checks the model is the one of ``fit``; ``fit`` evaluated
-    them too, for the base value).
+    evaluations cost N / parts model rows), "n_model_rows" and "n_model_calls" (with the N
+    background rows that the first model call predicts again, to check that the model is the one
+    of ``fit``; ``fit`` evaluated them too, for the base value).
 
     Examples
     --------
@@ -333,7 +333,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         names_out = model_fn.output_names
         self.output_names_ = names_out if names_out is not None and len(names_out) == self.n_outputs_ else None
         self.expected_value_ = float(empty[0]) if self.n_outputs_ == 1 else empty
-        self._empty_value = empty
         self._fitted_model, self._fitted_plan = self.model, self._plan_settings()
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
@@ -391,9 +390,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         model_rows = (n_rows * self.max_evals_ + 1) * background.shape[0]  # an evaluation: N rows; the check
         with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
             model_fn = make_model_function(self.model, self.output, backend, codec)
-            background_outputs, checks = self._current_background_outputs(backend, model_fn, background)
-            checked = background_outputs is None  # the first game's v(N) call checks the fitted ones
-            background_outputs = backend.to_device(self._background_outputs if checked else background_outputs)
+            background_outputs, checked, checks = self._current_background_outputs(backend, model_fn, background)
+            background_outputs = backend.to_device(background_outputs)
             model_fn = model_fn.counted(bar)
             background = backend.to_device(background)
 
@@ -442,8 +440,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     def _current_background_outputs(
         self, backend: Any, model_fn: Any, background: np.ndarray
-    ) -> tuple[np.ndarray | None, tuple[int, int]]:
-        """Return the model's outputs on ``background`` (host (N, k)), None if ``explain``'s first game checks them.
+    ) -> tuple[np.ndarray, bool, tuple[int, int]]:
+        """Return the model's outputs on ``background`` (host (N, k)) and whether the first game must check them.
 
         The model must still be the one of ``fit``: a new ``n_features_in_`` is refused here, and
         the fitted background's outputs are checked against ``fit``'s, in the first block's v(N)
@@ -460,11 +458,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "explainer was fitted: it was refitted; call fit again."
             )
         if background is self.background_:
-            return None, (0, 0)
+            return self._background_outputs, True, (0, 0)
         fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
         check_same_outputs(backend.to_numpy(fitted_fn(backend.to_device(self.background_))), self._background_outputs)
         n_rows = background.shape[0]
-        return backend.to_numpy(model_fn(backend.to_device(background))), (2 * n_rows, 2)
+        return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:
         """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""

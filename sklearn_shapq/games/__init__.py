@@ -11,9 +11,9 @@ from sklearn_shapq.games._grouped_game import GroupedGame
 from sklearn_shapq.games._interventional import InterventionalGame, check_same_outputs
 from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
-from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function
+from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function, takes_missing_values
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
-from sklearn_shapq.games._table_codec import TableCodec
+from sklearn_shapq.games._table_codec import TableCodec, refuse_inexact_integers
 
 __all__ = [
     "OUTPUTS",
@@ -39,5 +39,7 @@ __all__ = [
     "ProductKernelGame",
     "check_same_outputs",
     "make_model_function",
+    "refuse_inexact_integers",
+    "takes_missing_values",
     "target_kernel_rows",
 ]
