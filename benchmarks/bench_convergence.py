@@ -50,7 +50,7 @@ import xgboost
 from sklearn.datasets import load_breast_cancer, make_classification, make_regression
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 
 import plot_results
 
@@ -94,7 +94,7 @@ def run_problem(name: str, X: np.ndarray, model, budgets: list[int], seeds: int)
         methods = [*SAMPLERS, "shap"] if budget != SHAP_DEFAULT_EVALS or budget in budgets else ["shap"]
         for method in methods:
             # shap refuses < 2d + 1
-            minimum = 2 * d + 1 if method == "shap" else SHAPLEY_ESTIMATORS[method].minimum_evals(method, d)
+            minimum = 2 * d + 1 if method == "shap" else SHAPLEY_ALGORITHMS[method].minimum_evals(method, d)
             if budget < minimum:
                 continue
             errors, evals, seconds = [], 0, []

@@ -41,7 +41,7 @@ Results: ``benchmarks/results/bench_leverage_variants_small.json``.
     python benchmarks/bench_leverage_variants.py --model-surrogate --budgets-per-feature 5 10
 
 (about 25 minutes): ``leverage_cv`` with a surrogate of the model fitted on the masked inputs and
-the outputs of every background row (:class:`ModelSurrogateEstimator`), per explained row and pooled
+the outputs of every background row (:class:`ModelSurrogateAlgorithm`), per explained row and pooled
 over the 8 rows, on one game of all rows. Results: ``benchmarks/results/bench_leverage_variants_model.json``.
 """
 
@@ -56,11 +56,11 @@ import numpy as np
 import shap
 import xgboost
 
-import sklearn_shapq.estimators._leverage as leverage_module
-import sklearn_shapq.estimators._leverage_control_variate as control_variate_module
+import sklearn_shapq.algorithms._leverage as leverage_module
+import sklearn_shapq.algorithms._leverage_control_variate as control_variate_module
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, LeverageAlgorithm
+from sklearn_shapq.algorithms._oblivious_boosting import BoostingSettings
 from sklearn_shapq.backends import CpuBackend
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, LeverageEstimator
-from sklearn_shapq.estimators._oblivious_boosting import BoostingSettings
 from sklearn_shapq.games import CallableGame, InterventionalGame, make_model_function
 from sklearn_shapq.samplers import keyed_uniforms, substream_keys
 
@@ -95,7 +95,7 @@ def windowed_classes(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
 
 
 def plain(value: Callable, d: int, budget: int, seed: int, sampler: str = "leverage") -> np.ndarray:
-    estimator = SHAPLEY_ESTIMATORS[sampler](sampler, budget, d, 0)
+    estimator = SHAPLEY_ALGORITHMS[sampler](sampler, budget, d, 0)
     keys = np.array([1000 + seed], dtype=np.uint64)
     return estimator.estimate(CallableGame(value, d), np.array([0]), keys).values[0, :, 0]
 
@@ -110,7 +110,7 @@ def control_variate(
     groups), fewest sampled pairs, or on KernelSHAP's sizes (those of ``sampler="kernel"``)."""
 
     def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
-        estimator = control_variate_module.LeverageControlVariateEstimator
+        estimator = control_variate_module.LeverageControlVariateAlgorithm
         defaults = (
             control_variate_module.SURROGATE,
             leverage_module.JACKKNIFE_GROUPS,
@@ -149,7 +149,7 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
     corners = np.array([np.zeros(d, bool), np.ones(d, bool)])
     folds = []
     for key in keys:
-        masks = LeverageEstimator("leverage", half, d, 0).coalitions(np.array([key], dtype=np.uint64))[0]
+        masks = LeverageAlgorithm("leverage", half, d, 0).coalitions(np.array([key], dtype=np.uint64))[0]
         folds.append((np.vstack([masks, corners]), np.concatenate([value(masks), value(corners)])))
     phi = np.zeros(d)
     for (masks, values), other_key in zip(folds, keys[::-1], strict=True):
@@ -158,7 +158,7 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
         explainer = shap.TreeExplainer(surrogate, data=np.zeros((1, d)), feature_perturbation="interventional")
         surrogate_phi = explainer.shap_values(np.ones((1, d)))[0]
         residual = CallableGame(lambda m, s=surrogate: value(m) - s.predict(m.astype(float)), d)
-        estimator = LeverageEstimator("leverage", half, d, 0)
+        estimator = LeverageAlgorithm("leverage", half, d, 0)
         residual_phi = estimator.estimate(residual, np.array([0]), np.array([other_key], dtype=np.uint64)).values
         phi += (surrogate_phi + residual_phi[0, :, 0]) / 2
     return phi
@@ -175,7 +175,7 @@ VARIANTS = {
 }
 
 
-class ModelSurrogateEstimator(control_variate_module.LeverageControlVariateEstimator):
+class ModelSurrogateAlgorithm(control_variate_module.LeverageControlVariateAlgorithm):
     """``leverage_cv`` with a surrogate of the *model* instead of the game (``--model-surrogate``).
 
     Fold g's surrogate is xgboost (200 trees of depth 4, rate 0.1) fitted to the model's outputs at
@@ -225,17 +225,17 @@ class ModelSurrogateEstimator(control_variate_module.LeverageControlVariateEstim
         return own_fold, mean_fold, fold_phi.transpose(1, 0, 2)[..., None]
 
 
-class PooledModelSurrogateEstimator(ModelSurrogateEstimator):
-    """:class:`ModelSurrogateEstimator` with one surrogate per fold for all the game's rows."""
+class PooledModelSurrogateAlgorithm(ModelSurrogateAlgorithm):
+    """:class:`ModelSurrogateAlgorithm` with one surrogate per fold for all the game's rows."""
 
     pooled = True
 
 
 MODEL_SURROGATE_VARIANTS = {
-    "leverage": LeverageEstimator,
-    "leverage_cv": control_variate_module.LeverageControlVariateEstimator,
-    "model surrogate per row": ModelSurrogateEstimator,
-    "model surrogate pooled rows": PooledModelSurrogateEstimator,
+    "leverage": LeverageAlgorithm,
+    "leverage_cv": control_variate_module.LeverageControlVariateAlgorithm,
+    "model surrogate per row": ModelSurrogateAlgorithm,
+    "model surrogate pooled rows": PooledModelSurrogateAlgorithm,
 }
 """``--model-surrogate``: estimators run on one game of all explained rows (so that the pooled one can pool)."""
 
@@ -333,7 +333,7 @@ def main() -> None:
         values = [lambda m, g=g: g(m, np.zeros(len(m), np.intp))[:, 0] for g in games]
         for per_feature in args.budgets_per_feature:
             budget = per_feature * d
-            if budget >= 2**d or budget < LeverageEstimator.minimum_evals("leverage", d):
+            if budget >= 2**d or budget < LeverageAlgorithm.minimum_evals("leverage", d):
                 continue
             line = {"problem": name, "d": d, "budget": budget}
             for variant, run in variants.items():

@@ -36,7 +36,7 @@ Players are ranked by signed value (the paper's convention). Every run is one ga
 ``TableGame``: all runs of a setting go through one call of ``top_k_shapley`` in lockstep. For a
 local model the runs are spread evenly over its explained rows, so run r explains row r mod 10.
 
-**Fixed budget.** For k in ``--ks`` (3, 5), every method of ``TOPK_ESTIMATORS`` and every budget of
+**Fixed budget.** For k in ``--ks`` (3, 5), every method of ``TOPK_ALGORITHMS`` and every budget of
 ``--budgets`` (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000 evaluations of v per run, v(∅) and
 v(N) included), ``--runs`` runs (400) each: mean and standard error of binary precision, ratio
 precision and the inclusion-exclusion error ε(K̂) (spec §2, tie-aware, against the exact values of
@@ -123,14 +123,14 @@ except ImportError:  # a checkout that is not installed: python benchmarks/bench
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import sklearn_shapq
 from sklearn_shapq import PermutationShapExplainer, TopKShapley
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import (
-    TOPK_ESTIMATORS,
+from sklearn_shapq.algorithms import (
+    TOPK_ALGORITHMS,
     binary_precision,
     inclusion_exclusion_error,
     ratio_precision,
     top_k_shapley,
 )
+from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.games import InterventionalGame, RetrainGame, TableGame, make_model_function
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -772,7 +772,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--games", nargs="*", choices=list(GAME_SPECS), default=None)
     parser.add_argument("--ks", nargs="*", type=int, default=[3, 5])
     parser.add_argument("--budgets", nargs="*", type=int, default=[100, 200, 300, 500, 750, 1000, 1500, 2000, 3000])
-    parser.add_argument("--methods", nargs="*", choices=list(TOPK_ESTIMATORS), default=list(TOPK_ESTIMATORS))
+    parser.add_argument("--methods", nargs="*", choices=list(TOPK_ALGORITHMS), default=list(TOPK_ALGORITHMS))
     parser.add_argument("--runs", type=int, default=400, help="runs per fixed-budget setting")
     parser.add_argument("--pac-runs", type=int, default=300, help="runs per PAC setting (0: skip)")
     parser.add_argument("--pac-cap", type=int, default=1_000_000, help="evaluations per PAC run (0: unlimited)")
@@ -797,7 +797,7 @@ def parse_args() -> argparse.Namespace:
         args.budgets, args.runs, args.pac_runs = [200, 500, 1000], 40, 20
     args.games = args.games or list(GAME_SPECS)
     args.output = Path(args.output or RESULTS / ("bench_topk_quick.json" if args.quick else "bench_topk.json"))
-    assert set(PAC_ORDER) <= {name for name, family in TOPK_ESTIMATORS.items() if family.pac}
+    assert set(PAC_ORDER) <= {name for name, family in TOPK_ALGORITHMS.items() if family.pac}
     return args
 
 

@@ -141,7 +141,7 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     from sklearn.linear_model import RidgeCV
 
     from sklearn_shapq import PermutationShapExplainer, TopKShapley
-    from sklearn_shapq.estimators import ratio_precision
+    from sklearn_shapq.algorithms import ratio_precision
 
     k, budget = 3, 400
     truth = np.abs(reference)

@@ -9,8 +9,8 @@ from itertools import permutations
 import numpy as np
 from scipy.stats import chisquare
 
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 from sklearn_shapq.backends import CpuBackend
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
 from sklearn_shapq.games import CallableGame, InterventionalGame, make_model_function
 from sklearn_shapq.samplers import row_keys
 
@@ -87,7 +87,7 @@ def run_estimator(name, game, max_evals, seed=0, keys=None, games=None, **option
     if keys is None:
         rows = game.backend.to_numpy(game.x)[games] if hasattr(game, "x") else games[:, None].astype(float)
         keys = row_keys(seed, rows)
-    estimator = SHAPLEY_ESTIMATORS[name](name, max_evals, game.n_players, seed, **options)
+    estimator = SHAPLEY_ALGORITHMS[name](name, max_evals, game.n_players, seed, **options)
     return estimator.estimate(game, games, np.asarray(keys, dtype=np.uint64)), estimator
 
 

@@ -6,8 +6,8 @@ from sklearn.datasets import make_friedman1
 from sklearn.linear_model import Ridge
 
 from sklearn_shapq import PermutationShapExplainer, TopKShapley
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, TOPK_ESTIMATORS, register_sampler, register_topk
-from sklearn_shapq.estimators._topk_permutation import ApproShapley
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, TOPK_ALGORITHMS, register_sampler, register_topk
+from sklearn_shapq.algorithms._topk_permutation import ApproShapley
 from sklearn_shapq.samplers import ORDERING_SOURCES
 from sklearn_shapq.samplers._sources import MonteCarloSource
 
@@ -33,7 +33,7 @@ def test_a_sampler_registered_after_import_runs_in_the_permutation_explainer(dat
         assert explainer.sampler_ == "plugin_mc" and explanation.diagnostics["sampler"] == "plugin_mc"
         np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(X[:3]))
     finally:
-        del ORDERING_SOURCES["plugin_mc"], SHAPLEY_ESTIMATORS["plugin_mc"]
+        del ORDERING_SOURCES["plugin_mc"], SHAPLEY_ALGORITHMS["plugin_mc"]
     with pytest.raises(ValueError, match="'sampler' parameter"):
         PermutationShapExplainer(model, sampler="plugin_mc", progress=False).fit(X)
 
@@ -55,4 +55,4 @@ def test_a_topk_method_registered_after_import_runs_in_both_modes(data):
         )
         assert local.fit(X[:30]).explain(X[:3]).values.shape == (3, 6)
     finally:
-        del TOPK_ESTIMATORS["plugin_walks"]
+        del TOPK_ALGORITHMS["plugin_walks"]

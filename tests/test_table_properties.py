@@ -49,7 +49,7 @@ from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from sklearn_shapq import PermutationShapExplainer, TopKShapley
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 
 from brute_force import brute_force_shapley
 
@@ -481,7 +481,7 @@ def check_efficiency(run: Run, explanation, what: str) -> None:
     )
 
 
-EFFICIENT_SAMPLERS = tuple(sorted(name for name, cls in SHAPLEY_ESTIMATORS.items() if cls.efficient))
+EFFICIENT_SAMPLERS = tuple(sorted(name for name, cls in SHAPLEY_ALGORITHMS.items() if cls.efficient))
 
 
 @dataclass(frozen=True)
@@ -556,9 +556,9 @@ def sampler_runs(draw, max_columns: int = 5) -> Run:
     elif sampler == "auto":
         max_evals = "auto"
     else:
-        minimum = SHAPLEY_ESTIMATORS[sampler].minimum_evals(sampler, n_players)
+        minimum = SHAPLEY_ALGORITHMS[sampler].minimum_evals(sampler, n_players)
         max_evals = max(2, minimum) + draw(st.integers(0, 2 * n_players))
-    splits = sampler not in ("exact", "auto") and SHAPLEY_ESTIMATORS[sampler].draws_per_game(sampler)
+    splits = sampler not in ("exact", "auto") and SHAPLEY_ALGORITHMS[sampler].draws_per_game(sampler)
     params = {
         "sampler": sampler,
         "max_evals": max_evals,

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
 from sklearn_shapq._validation import default_feature_names
+from sklearn_shapq.algorithms import resolve_product_kernel_method, statistic_shapley
 from sklearn_shapq.attribution._bandwidth import (
     BANDWIDTH_RULES,
     KERNELS,
@@ -22,7 +23,6 @@ from sklearn_shapq.attribution._bandwidth import (
 )
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.backends._product_kernel import METHODS
-from sklearn_shapq.estimators import resolve_product_kernel_method, statistic_shapley
 
 KERNEL = [StrOptions(set(KERNELS))]
 """``_parameter_constraints`` entry of the per-feature kernel (``kernel_x`` of HSIC, ``kernel`` of MMD)."""

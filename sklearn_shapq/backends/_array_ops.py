@@ -279,7 +279,7 @@ class ArrayBackend:
     ) -> tuple[Any, Any, Any]:
         """Fit boosted oblivious trees by squared loss to the targets of B × M problems on coalition masks.
 
-        The surrogate of :mod:`sklearn_shapq.estimators._oblivious_boosting`; the fit is described in
+        The surrogate of :mod:`sklearn_shapq.algorithms._oblivious_boosting`; the fit is described in
         :mod:`sklearn_shapq.backends._oblivious_fit`. Here as array code on ``xp``.
 
         Parameters

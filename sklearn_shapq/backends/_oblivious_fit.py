@@ -1,6 +1,6 @@
 """Fits of boosted oblivious trees on coalition masks: array code (numpy, cupy) and a numba kernel.
 
-The surrogate of the cross-fitted control variate (:mod:`sklearn_shapq.estimators._oblivious_boosting`
+The surrogate of the cross-fitted control variate (:mod:`sklearn_shapq.algorithms._oblivious_boosting`
 holds the settings, the ensemble and its exact Shapley values). A tree is *oblivious*: every node
 of a level splits on the same player, so a tree of depth D is D players and 2^D leaf values.
 

@@ -1,13 +1,13 @@
 """The permutation explainer's defaults: which estimator ``sampler="auto"`` means, and ``max_evals="auto"``.
 
 Every rule about a particular estimator's budget (minimum, sample sizes, limits) lives in that
-estimator's class (:data:`~sklearn_shapq.estimators.SHAPLEY_ESTIMATORS`); this module holds only the
+estimator's class (:data:`~sklearn_shapq.algorithms.SHAPLEY_ALGORITHMS`); this module holds only the
 explainer's policy for choosing one.
 """
 
 from __future__ import annotations
 
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, LeverageEstimator, PermutationWalkEstimator
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, LeverageAlgorithm, PermutationWalkAlgorithm
 from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
 
 LEVERAGE_MAX_FEATURES = 100
@@ -120,7 +120,7 @@ def resolve_sampler(
         sampler = _auto_sampler(budget, d, split)
         if split and resolve_parts(background_parts, sampler, d, tol, n_background) == 1:
             sampler = _auto_sampler(budget, d, False)  # no divisor of N gives the regression parts
-    reason = SHAPLEY_ESTIMATORS[sampler].refusal(sampler, budget, d)
+    reason = SHAPLEY_ALGORITHMS[sampler].refusal(sampler, budget, d)
     if reason is not None:
         raise ValueError(
             (f'sampler="auto" chose {sampler!r} for the smallest budgets: ' if chosen_by_auto else "") + reason
@@ -149,12 +149,12 @@ def resolve_parts(background_parts: int | str, sampler: str, d: int, tol: float 
     >>> resolve_parts("auto", "orthogonal", 80, None, 100), resolve_parts("auto", "leverage_cv", 8, None, 100)
     (100, 1)
     """
-    estimator = SHAPLEY_ESTIMATORS[sampler]
+    estimator = SHAPLEY_ALGORITHMS[sampler]
     if background_parts == "auto":
         if not estimator.draws_per_game(sampler) or sampler == "leverage_cv" or tol is not None:
             return 1
         target = n_background
-        if issubclass(estimator, LeverageEstimator):
+        if issubclass(estimator, LeverageAlgorithm):
             target = n_background * min(1.0, REGRESSION_SPLIT_FEATURES / d)
         return max(p for p in range(1, n_background + 1) if n_background % p == 0 and p <= max(target, 1))
     parts = int(background_parts)
@@ -178,8 +178,8 @@ def _auto_sampler(budget: int, d: int, split: bool) -> str:
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
         for name in ("leverage",) if split else ("leverage_cv", "leverage"):  # the surrogates need more memory
-            if SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None:
+            if SHAPLEY_ALGORITHMS[name].refusal(name, budget, d) is None:
                 return name
-    if budget < PermutationWalkEstimator.minimum_evals("orthogonal", d):
+    if budget < PermutationWalkAlgorithm.minimum_evals("orthogonal", d):
         return "mc"
     return "orthogonal"

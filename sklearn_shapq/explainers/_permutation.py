@@ -29,10 +29,10 @@ from sklearn_shapq._validation import (
     effective_n_jobs,
     missing_value_policy,
 )
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, ShapleyAlgorithm
+from sklearn_shapq.algorithms._moments import satterthwaite_dof
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS, ShapleyEstimator
-from sklearn_shapq.estimators._moments import satterthwaite_dof
 from sklearn_shapq.explainers._auto_sampler import resolve_sampler
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import OUTPUTS, GroupedGame, InterventionalGame, check_same_outputs, make_model_function
@@ -226,7 +226,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "model": "no_validation",
-        "sampler": [RegistryNames(SHAPLEY_ESTIMATORS, extra=("auto",))],
+        "sampler": [RegistryNames(SHAPLEY_ALGORITHMS, extra=("auto",))],
         "max_evals": MAX_EVALS,
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -285,7 +285,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         sampler, budget, parts = resolve_sampler(
             self.sampler, self.max_evals, d, self.background_parts, self.tol, n_background
         )
-        if self.tol is not None and not SHAPLEY_ESTIMATORS[sampler].supports_tol:
+        if self.tol is not None and not SHAPLEY_ALGORITHMS[sampler].supports_tol:
             raise ValueError(f"tol stops permutation walks early; sampler {sampler!r} has no early stopping.")
         return sampler, budget, parts
 
@@ -407,7 +407,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     parts=self.background_parts_,
                 )
 
-            estimator = SHAPLEY_ESTIMATORS[self.sampler_](
+            estimator = SHAPLEY_ALGORITHMS[self.sampler_](
                 self.sampler_,
                 self.max_evals_,
                 groups.n_players,
@@ -464,7 +464,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         n_rows = background.shape[0]
         return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
 
-    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyEstimator) -> int:
+    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm) -> int:
         """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""
         coalitions = max(1, estimator.n_evals - 2)
         by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.rows_per_coalition)
@@ -473,7 +473,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_GAMES_PER_BLOCK))
 
     def _estimate(
-        self, game_of: Callable[[slice], InterventionalGame], n_rows: int, estimator: ShapleyEstimator, keys: np.ndarray
+        self, game_of: Callable[[slice], InterventionalGame], n_rows: int, estimator: ShapleyAlgorithm, keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
         """Estimate every row block by block, on the game ``game_of(rows)`` of each block of rows.
 

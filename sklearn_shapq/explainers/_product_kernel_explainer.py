@@ -25,14 +25,14 @@ from sklearn_shapq._validation import (
     check_data,
     default_feature_names,
 )
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.backends._product_kernel import ANCHORS_PER_CHUNK
-from sklearn_shapq.dask import is_dask_collection, lazy_explain
-from sklearn_shapq.estimators import (
+from sklearn_shapq.algorithms import (
     PRODUCT_KERNEL_METHODS,
     product_kernel_shapley,
     resolve_product_kernel_method,
 )
+from sklearn_shapq.backends import resolve_backend
+from sklearn_shapq.backends._product_kernel import ANCHORS_PER_CHUNK
+from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._dual_model import ProductKernelModel
 from sklearn_shapq.explainers._kernel_models import check_reconstruction, expansion_from_dual, extract_expansion

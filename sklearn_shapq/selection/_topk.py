@@ -35,9 +35,9 @@ from sklearn_shapq._validation import (
     missing_value_policy,
     refuse_missing_values,
 )
+from sklearn_shapq.algorithms import TOPK_ALGORITHMS, TopKResult, top_k_shapley
 from sklearn_shapq.backends import CpuBackend, resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain
-from sklearn_shapq.estimators import TOPK_ESTIMATORS, TopKResult, top_k_shapley
 from sklearn_shapq.games import (
     OUTPUTS,
     Game,
@@ -114,7 +114,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         ``game="retrain"`` each is one cross-validation. "auto": 2 + (t_min + 20) (d + 1), the
         CMCS warm-up of t_min rounds of d + 1 evaluations and 20 rounds' worth of adaptive
         sampling; in PAC mode a safety cap of 2000 (d + 1). ``fit`` refuses a budget below the
-        method's minimum (``TOPK_ESTIMATORS[method].minimum_evals(d)``: a marginal contribution of
+        method's minimum (``TOPK_ALGORITHMS[method].minimum_evals(d)``: a marginal contribution of
         every feature, or what the method needs instead), and in PAC mode one below the warm-up;
         otherwise a budget below the warm-up warns.
     epsilon : float or None, default=None
@@ -243,7 +243,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
         "k": [Interval(Integral, 1, None, closed="left")],
-        "method": [RegistryNames(TOPK_ESTIMATORS)],
+        "method": [RegistryNames(TOPK_ALGORITHMS)],
         "max_evals": MAX_EVALS,
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -352,10 +352,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         if self.k > d:
             players = "features" if self.feature_groups is None else "players (groups and ungrouped features)"
             raise ValueError(f"k must be an int between 1 and the number of {players} {d}, got {self.k!r}.")
-        if self.epsilon is not None and not TOPK_ESTIMATORS[self.method].pac:
-            pac = tuple(name for name, cls in TOPK_ESTIMATORS.items() if cls.pac)
+        if self.epsilon is not None and not TOPK_ALGORITHMS[self.method].pac:
+            pac = tuple(name for name, cls in TOPK_ALGORITHMS.items() if cls.pac)
             raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
-        family = TOPK_ESTIMATORS[self.method]
+        family = TOPK_ALGORITHMS[self.method]
         reason = family.refusal(d, self._budget(d), self.t_min, self.epsilon is not None) if d > 1 else None
         if reason is not None:
             raise ValueError(
@@ -571,7 +571,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         players = self.feature_groups_
         keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), keyed_content(array, codec))
         backend = resolve_backend(self.device)
-        family = TOPK_ESTIMATORS[self.method]
+        family = TOPK_ALGORITHMS[self.method]
         d = players.n_players
         step = max(1, _BLOCK_BYTES // family.bytes_per_game(d, self._budget(d)))
         results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 from sklearn_shapq.explainers._auto_sampler import (
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
@@ -52,14 +52,14 @@ def test_resolve_sampler(sampler, max_evals, d, expected):
     """With one background row nothing can be split: the shared coalitions' choices."""
     assert resolve_sampler(sampler, max_evals, d) == (*expected, 1)
     name, budget = expected
-    assert name in SHAPLEY_ESTIMATORS
-    assert SHAPLEY_ESTIMATORS[name].refusal(name, budget, d) is None
+    assert name in SHAPLEY_ALGORITHMS
+    assert SHAPLEY_ALGORITHMS[name].refusal(name, budget, d) is None
 
 
-@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ESTIMATORS))
+@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ALGORITHMS))
 @pytest.mark.parametrize("d", [3, 10])
 def test_budget_below_the_minimum_is_a_clear_error(sampler, d):
-    minimum = SHAPLEY_ESTIMATORS[sampler].minimum_evals(sampler, d)
+    minimum = SHAPLEY_ALGORITHMS[sampler].minimum_evals(sampler, d)
     with pytest.raises(ValueError, match="below the minimum"):
         resolve_sampler(sampler, minimum - 1, d)
     assert resolve_sampler(sampler, minimum, d)[:2] == (sampler, minimum)
@@ -85,7 +85,7 @@ def test_auto_never_picks_a_sampler_that_refuses():
                 continue
             for n_background in (1, 100):
                 name, spent, _ = resolve_sampler("auto", budget, d, n_background=n_background)
-                assert SHAPLEY_ESTIMATORS[name].refusal(name, spent, d) is None, (d, budget, name)
+                assert SHAPLEY_ALGORITHMS[name].refusal(name, spent, d) is None, (d, budget, name)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.estimators._moments import satterthwaite_dof
+from sklearn_shapq.algorithms._moments import satterthwaite_dof
 
 from game_helpers import pairwise_model, polynomial_setup, truth
 

@@ -10,11 +10,11 @@ from sklearn.datasets import load_diabetes
 from sklearn.ensemble import RandomForestRegressor
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 
 from fitted_state import assert_same_state
 
-SAMPLERS = sorted(set(SHAPLEY_ESTIMATORS) - {"exact"})
+SAMPLERS = sorted(set(SHAPLEY_ALGORITHMS) - {"exact"})
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +55,16 @@ def test_rows_in_many_blocks_equal_rows_alone(diabetes):
 def test_a_block_holds_games_for_the_threads_when_one_model_call_holds_one_game(diabetes, monkeypatch):
     """The kernels split a block's games among threads: a block takes at least 8 games (memory
     permitting), though a model call of 20 rows holds one coalition of one game."""
-    from sklearn_shapq.estimators._leverage import LeverageEstimator
+    from sklearn_shapq.algorithms._leverage import LeverageAlgorithm
 
     X, model = diabetes
-    sizes, estimate = [], LeverageEstimator.estimate
+    sizes, estimate = [], LeverageAlgorithm.estimate
 
     def recorded(self, game, games, keys):
         sizes.append(len(games))
         return estimate(self, game, games, keys)
 
-    monkeypatch.setattr(LeverageEstimator, "estimate", recorded)
+    monkeypatch.setattr(LeverageAlgorithm, "estimate", recorded)
     explainer = PermutationShapExplainer(
         model, sampler="leverage", max_evals=100, background_size=20, background_parts=1, batch_size=20, random_state=1
     ).fit(X)
@@ -100,7 +100,7 @@ def test_any_budget_runs_in_bounded_memory_or_is_refused_before_any_work(diabete
         return Z @ np.arange(1.0, 11.0)
 
     tracemalloc.start()  # planning a billion evaluations holds nothing of the budget's size
-    huge = SHAPLEY_ESTIMATORS["orthogonal"]("orthogonal", 10**9, 10, 0)
+    huge = SHAPLEY_ALGORITHMS["orthogonal"]("orthogonal", 10**9, 10, 0)
     assert huge.n_evals > 10**9 - 20 and tracemalloc.get_traced_memory()[1] < 2**20
     tracemalloc.stop()
     peaks = []

@@ -9,7 +9,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.estimators import SHAPLEY_ESTIMATORS
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 
 from brute_force import brute_force_shapley, interventional_frame_value
 from table_helpers import census_pipeline, people
@@ -98,7 +98,7 @@ def test_boosters_take_missing_values_exactly(diabetes_with_missing, kind):
         )
 
 
-@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ESTIMATORS))
+@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ALGORITHMS))
 def test_every_sampler_on_a_raw_table(sampler):
     """Efficiency to rounding for the efficient samplers; the others (Owen, stratified) within their error bars."""
     frame, y = people(200, seed=3)
@@ -107,7 +107,7 @@ def test_every_sampler_on_a_raw_table(sampler):
     explanation = explainer.fit(frame.iloc[:50]).explain(frame.iloc[100:104])
     total = explanation.values.sum(1) + explanation.base_values
     target = model.decision_function(frame.iloc[100:104])
-    if SHAPLEY_ESTIMATORS[sampler].efficient:
+    if SHAPLEY_ALGORITHMS[sampler].efficient:
         np.testing.assert_allclose(total, target, atol=1e-10)
     else:
         assert (np.abs(total - target) <= 6 * np.sqrt((explanation.error_std**2).sum(1)) + 1e-9).all()

@@ -11,8 +11,8 @@ from sklearn.metrics import accuracy_score, log_loss, r2_score
 from sklearn.model_selection import KFold, LeaveOneOut, StratifiedKFold, cross_val_score
 from sklearn.preprocessing import StandardScaler
 
+from sklearn_shapq.algorithms import top_k_shapley
 from sklearn_shapq.backends import CpuBackend
-from sklearn_shapq.estimators import top_k_shapley
 from sklearn_shapq.games import InterventionalGame, MarginalScoreGame, RetrainGame, make_model_function
 
 from brute_force import interventional_value

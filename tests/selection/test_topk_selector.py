@@ -21,8 +21,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_shapq import TopKShapley
+from sklearn_shapq.algorithms import TOPK_ALGORITHMS, top_k_shapley
 from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.estimators import TOPK_ESTIMATORS, top_k_shapley
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
 
 from fitted_state import assert_same_state
@@ -224,7 +224,7 @@ def _explain_on(device, regression, method):
 
 
 @pytest.mark.parametrize("twin", ["numpy", "strict"])
-@pytest.mark.parametrize("method", list(TOPK_ESTIMATORS))
+@pytest.mark.parametrize("method", list(TOPK_ALGORITHMS))
 def test_array_namespace_twin_gives_the_cpu_results(regression, method, twin):
     """The CUDA backend's array code, run with numpy, drives the same games to the same values.
 
@@ -245,7 +245,7 @@ def test_array_namespace_twin_gives_the_cpu_results(regression, method, twin):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("method", list(TOPK_ESTIMATORS))
+@pytest.mark.parametrize("method", list(TOPK_ALGORITHMS))
 def test_cuda_gives_the_cpu_results(regression, method):
     cuda, _ = _explain_on("cuda", regression, method)
     cpu, _ = _explain_on("cpu", regression, method)
@@ -429,11 +429,11 @@ def test_an_undefined_classification_score_is_an_error():
 
 
 @pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")
-@pytest.mark.parametrize("method", tuple(TOPK_ESTIMATORS))
+@pytest.mark.parametrize("method", tuple(TOPK_ALGORITHMS))
 def test_fit_refuses_a_budget_below_the_minimum_and_runs_at_it_in_both_modes(regression, method):
     X, y = regression
     d = N_FEATURES
-    minimum = TOPK_ESTIMATORS[method].minimum_evals(d)
+    minimum = TOPK_ALGORITHMS[method].minimum_evals(d)
     match = rf"max_evals={minimum - 1} is below the minimum of {minimum} evaluations that method '{method}' needs"
     FITS.clear()
     with pytest.raises(ValueError, match=match):  # the selector: before any refit
@@ -460,12 +460,12 @@ def test_the_issue_prefit_explain_with_two_evaluations_is_refused(regression):
 
 def test_pac_mode_refuses_a_budget_below_the_warm_up_in_fit(regression):
     X, y = regression
-    warm_up = TOPK_ESTIMATORS["cmcs"].warm_up_evals(N_FEATURES, 5)
+    warm_up = TOPK_ALGORITHMS["cmcs"].warm_up_evals(N_FEATURES, 5)
     with pytest.raises(ValueError, match=rf"max_evals={warm_up - 1} is below the {warm_up} evaluations of cmcs"):
         small(method="cmcs", epsilon=0.1, max_evals=warm_up - 1).fit(X, y)
 
 
-@pytest.mark.parametrize("method", tuple(TOPK_ESTIMATORS))
+@pytest.mark.parametrize("method", tuple(TOPK_ALGORITHMS))
 def test_a_single_feature_is_explained_exactly_by_every_method(method):
     # once: method="leverage" sized its blocks with a regression over one player and crashed
     X = np.random.default_rng(0).normal(size=(30, 1))

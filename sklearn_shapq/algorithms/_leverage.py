@@ -1,0 +1,340 @@
+"""Leverage SHAP and paired KernelSHAP: Shapley values by a regression on complementary pairs of coalitions.
+
+Musco & Witter (ICLR 2025), spec/regression_estimators.md §2. The Shapley values solve the
+constrained weighted least squares of KernelSHAP; Leverage SHAP samples its coalitions by their
+leverage scores, which give every coalition size the same number of coalitions.
+
+Design decisions
+----------------
+* **Budget.** v(∅) and v(N) (2 evaluations), then P complementary pairs (S, N ∖ S): 2 + 2P.
+* **Sizes.** Pairs go to size classes t = 1 … ⌊d/2⌋ (a pair of class t holds a coalition of size t
+  and one of size d − t; at t = d/2 both have size d/2, and S contains player 0 so that a pair is
+  never drawn twice as its own complement) so that every size gets the same number of coalitions,
+  up to the class's capacity (water-filling): a class whose capacity is reached is enumerated
+  whole, without any draw.
+* **Draws without replacement.** A class with at most :data:`ENUMERATED_CLASS_SIZE` coalitions is
+  listed and each row draws distinct entries of the list; above that, coalitions are drawn
+  independently (uniform among the class; a repeat has probability about n² / (2 C(d, t))). Both
+  by numba kernels in O(n d) per row (:mod:`sklearn_shapq.samplers._keyed_subsets`), keyed by the
+  row's key and the class, so a row's coalitions depend on its values only.
+* **Solve.** With b_S = v(S) − v(∅) − |S| (v(N) − v(∅)) / d, centred masks z̃_S = z_S − |S| / d and
+  weights w_S = 1 / (k_s s (d − s)) (the Shapley kernel over the inclusion probability k_s / C(d, s)
+  of a size-s coalition), x solves (Σ w z̃ z̃ᵀ + 11ᵀ / d + λ I) x = Σ w z̃ b and φ = x + (v(N) − v(∅)) / d.
+  The right side and every z̃ are orthogonal to 1, so Σ φ = v(N) − v(∅) exactly (efficiency by
+  construction); λ = 1e-10 of the mean diagonal keeps the system regular with few pairs. A pair
+  (S, N ∖ S) adds twice its first coalition's term to the normal matrix, so the normal equations
+  are sums over the first coalitions; they and the solves for B rows are one backend operation
+  (:mod:`sklearn_shapq.backends._paired_regression`: a numba kernel on the CPU, array code on a GPU).
+* **Standard errors.** A grouped jackknife over :data:`JACKKNIFE_GROUPS` groups of the sampled
+  pairs (the pairs of classes listed whole are no sample and stay in every fit): G more (d, d)
+  solves per row, G − 1 degrees of freedom; zero when every class is listed whole (the values are
+  then exact). The intervals are conservative (a 95% interval covered 96-99% in the tests).
+* Exact for games with interactions of order at most 2, with any pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate, register_algorithm
+from sklearn_shapq.samplers import keyed_distinct_items, keyed_sized_coalitions, substream_keys
+
+ENUMERATED_CLASS_SIZE = 2**14
+"""Largest size class listed whole, so that rows draw pairs from it without replacement."""
+
+JACKKNIFE_GROUPS = 10
+"""Groups of pairs of the jackknife standard errors."""
+
+ROW_MAX_BYTES = 256 * 2**20
+"""Most working memory of one row: its coalitions are regressed on at once, so larger budgets are refused."""
+
+
+def class_capacities(d: int) -> np.ndarray:
+    """Pairs each size class t = 1 … ⌊d/2⌋ holds: C(d, t), or C(d, t) / 2 at t = d / 2 (as floats).
+
+    Examples
+    --------
+    >>> class_capacities(4).tolist()
+    [4.0, 3.0]
+    """
+    return np.array([comb(d, t) / (2 if 2 * t == d else 1) for t in range(1, d // 2 + 1)], dtype=np.float64)
+
+
+def leverage_pairs(n_pairs: int, d: int, size_weights: np.ndarray | None = None) -> np.ndarray:
+    """Pairs per size class: coalitions per size in proportion to ``size_weights``, up to each class's capacity.
+
+    Parameters
+    ----------
+    n_pairs : int
+        Complementary pairs to place (at most the 2^(d−1) − 1 there are).
+    d : int
+        Number of players (at least 2).
+    size_weights : ndarray of shape (⌊d/2⌋,), optional
+        Relative coalitions per size of class t = 1 … ⌊d/2⌋; default all equal (Leverage SHAP's
+        leverage scores). :func:`shapley_kernel_sizes` gives KernelSHAP's.
+
+    Returns
+    -------
+    int ndarray of shape (⌊d/2⌋,)
+        Pairs of class t = 1 … ⌊d/2⌋, summing to ``n_pairs``.
+
+    Examples
+    --------
+    >>> leverage_pairs(10, 6).tolist()  # sizes 1-5 get 4, 4, 4, 4, 4 coalitions (class 3: 2 pairs)
+    [4, 4, 2]
+    >>> leverage_pairs(2**5 - 1, 6).tolist()  # every pair: the classes are enumerated whole
+    [6, 15, 10]
+    """
+    capacity = class_capacities(d)
+    share = np.where(2 * np.arange(1, d // 2 + 1) == d, 0.5, 1.0)  # pairs per coalition of a size
+    if size_weights is not None:
+        share = share * size_weights / size_weights.max()
+    low, high = 0.0, float(np.max(capacity / share))  # at high every class is full: Σ ≥ n_pairs
+    for _ in range(200):  # bisection on the coalitions per size c: Σ min(share c, capacity) = n_pairs
+        middle = (low + high) / 2
+        if middle in (low, high):  # adjacent floats: the bisection is done
+            break
+        if np.minimum(share * middle, capacity).sum() < n_pairs:
+            low = middle
+        else:
+            high = middle
+    ideal = np.minimum(share * high, capacity)
+    pairs = np.floor(np.minimum(share * low, capacity) + 1e-9).astype(np.int64)
+    for t in np.argsort(-(ideal - pairs), kind="stable"):  # the pairs still to place, largest shortfall first
+        if pairs.sum() >= n_pairs:
+            break
+        if pairs[t] < capacity[t]:
+            pairs[t] += 1
+    return pairs
+
+
+def shapley_kernel_sizes(d: int) -> np.ndarray:
+    """Return the Shapley kernel's mass of each coalition size t = 1 … ⌊d/2⌋, 1 / (t (d − t)) (KernelSHAP's).
+
+    Examples
+    --------
+    >>> (shapley_kernel_sizes(6) * 5).tolist()  # sizes 1, 2, 3
+    [1.0, 0.625, 0.5555555555555556]
+    """
+    t = np.arange(1, d // 2 + 1, dtype=np.float64)
+    return 1.0 / (t * (d - t))
+
+
+@lru_cache(maxsize=64)
+def _listed_class(d: int, t: int) -> np.ndarray:
+    """All coalitions S of class t, as bool masks (read-only): the size-t sets, with player 0 at t = d/2."""
+    if 2 * t == d:
+        members = ((0, *rest) for rest in itertools.combinations(range(1, d), t - 1))
+    else:
+        members = itertools.combinations(range(d), t)
+    index = np.array(list(members), dtype=np.intp).reshape(-1, t)
+    masks = np.zeros((index.shape[0], d), dtype=bool)
+    np.put_along_axis(masks, index, True, axis=1)
+    masks.flags.writeable = False
+    return masks
+
+
+def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
+    """Return the coalitions S of ``pairs[t − 1]`` pairs of each class t for each row key: (B, P, d) bool.
+
+    Class by class (t = 1, 2, …): the whole class when its count is its capacity; else distinct
+    draws (listed classes, in the order drawn) or independent draws (large classes, all in one
+    kernel call), keyed by (row key, t).
+
+    Examples
+    --------
+    >>> keys = np.array([3, 4], dtype=np.uint64)
+    >>> masks = class_coalitions(keys, 5, np.array([0, 4]))
+    >>> masks.shape, bool((masks.sum(-1) == 2).all())
+    ((2, 4, 5), True)
+    >>> len({m.tobytes() for m in masks[0]}) == 4  # without replacement
+    True
+    """
+    rows = keys.shape[0]
+    classes = np.flatnonzero(pairs) + 1
+    counts = np.asarray(pairs)[classes - 1].astype(np.int64)
+    capacities = class_capacities(d)[classes - 1]
+    listed = (counts == capacities) | (capacities <= ENUMERATED_CLASS_SIZE)
+    blocks = {}
+    for t, n in zip(classes[listed], counts[listed], strict=True):
+        members = _listed_class(d, int(t))
+        if n == members.shape[0]:
+            blocks[t] = np.broadcast_to(members, (rows, n, d))
+        else:  # in the order drawn, so that the jackknife groups (round-robin over the pairs) are a
+            # random partition of the drawn pairs, not a systematic sample of the listing
+            blocks[t] = members[keyed_distinct_items(substream_keys(keys, 1000 + int(t)), members.shape[0], int(n))]
+    drawn = classes[~listed]
+    if drawn.size:  # player 0 in S for t = d / 2: no complement twice
+        sets = keyed_sized_coalitions(substream_keys(keys, 1000 + drawn), d, drawn, counts[~listed], 2 * drawn == d)
+        blocks.update(zip(drawn, np.split(sets, np.cumsum(counts[~listed])[:-1], axis=1), strict=True))
+    if not blocks:
+        return np.zeros((rows, 0, d), dtype=bool)
+    return np.concatenate([blocks[t] for t in classes], axis=1)
+
+
+@dataclass
+class _Design:
+    """The regression's design for B rows: what does not depend on the values.
+
+    Attributes
+    ----------
+    first_masks : (B, P, d) the first coalition S of each pair; pair_sizes : (P,) |S|;
+    weights : (P,) the kernel weight of a pair's two coalitions; groups : (P,) 0 for the classes
+    listed whole, 1 … G for the jackknife's groups (host); backend : the array backend.
+    """
+
+    first_masks: Any
+    pair_sizes: np.ndarray
+    weights: np.ndarray
+    groups: np.ndarray
+    backend: Any
+
+    @property
+    def n_groups(self) -> int:
+        """Groups of pairs, the listed classes' group 0 included."""
+        return int(self.groups.max()) + 1
+
+
+@register_algorithm("leverage")
+class LeverageAlgorithm(ShapleyAlgorithm):
+    """Sampler "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
+
+    @staticmethod
+    def size_weights(d: int) -> np.ndarray | None:
+        """Relative coalitions per size class (:func:`leverage_pairs`): None, every size alike."""
+        return None
+
+    @classmethod
+    def minimum_evals(cls, name: str, n_players: int) -> int:
+        """v(∅), v(N) and one pair per jackknife group (or every pair when there are fewer)."""
+        return 2 + 2 * min(JACKKNIFE_GROUPS, 2 ** (n_players - 1) - 1)
+
+    @classmethod
+    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
+        """Below the minimum, or a row's regression larger than :data:`ROW_MAX_BYTES` (one output)."""
+        reason = super().refusal(name, max_evals, n_players)
+        n_evals = 2 * min((int(max_evals) - 2) // 2, 2 ** (n_players - 1) - 1)
+        if reason is None and cls.row_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
+            reason = (
+                f"sampler {name!r} regresses on a row's {n_evals} coalitions of {n_players} features at once, "
+                f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a walking sampler "
+                "('orthogonal', 'antithetic'), whose memory does not grow with the budget."
+            )
+        return reason
+
+    def plan(self, max_evals: int) -> int:
+        """Place the (max_evals − 2) / 2 pairs in size classes (:func:`leverage_pairs`)."""
+        d = self.n_players
+        n_pairs = min((int(max_evals) - 2) // 2, 2 ** (d - 1) - 1)
+        self.pairs = leverage_pairs(n_pairs, d, self.size_weights(d))
+        listed_whole = self.pairs == class_capacities(d)
+        self.sampled_pairs = np.repeat(~listed_whole, self.pairs)  # per pair, in the order of coalitions()
+        self.exact = not self.sampled_pairs.any()
+        return 2 + 2 * n_pairs
+
+    def bytes_per_game(self, n_outputs: int) -> int:
+        """Masks and their floats, the values, and the jackknife's normal matrices (:meth:`row_bytes`)."""
+        return self.row_bytes(self.n_evals - 2, self.n_players, n_outputs)
+
+    @staticmethod
+    def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
+        """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
+        return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
+
+    def coalitions(self, keys: np.ndarray) -> np.ndarray:
+        """Return the 2P coalitions of each row (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S)."""
+        d = self.n_players
+        sets = class_coalitions(keys, d, self.pairs)
+        return np.stack([sets, ~sets], axis=2).reshape(keys.shape[0], -1, d)
+
+    def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
+        """Solve every row's regression (the backend's batched solves); jackknife standard errors."""
+        masks, values, total = self._evaluate(game, games, keys)
+        design = self._design(masks, game.backend)
+        phi, stderr, _ = self._regress(design, values, total)
+        return self._estimate(phi, stderr)
+
+    def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any]:
+        """Return the rows' coalitions (B, 2P, d), values (B, 2P, k) and v(N) − v(∅) (B, k)."""
+        masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
+        values = game.grid(games, masks)
+        on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices
+        return masks, values, game.full_value[on_device] - game.empty_value[on_device]
+
+    def _design(self, masks: Any, backend: Any) -> _Design:
+        """Return the pairs' first coalitions, weights and groups (0: classes listed whole; 1 … G: the jackknife's)."""
+        d = self.n_players
+        pair_sizes = np.repeat(np.arange(1, self.pairs.size + 1), self.pairs)  # a pair of class t: |S| = t
+        weights = 1.0 / (self._coalitions_per_size()[pair_sizes] * pair_sizes * (d - pair_sizes))
+        groups = self._jackknife_groups() + 1  # 0: the classes listed whole (no sampling)
+        return _Design(masks[:, ::2], pair_sizes, weights, groups, backend)
+
+    def _regress(self, design: _Design, values: Any, total: Any) -> tuple[Any, Any, Any]:
+        """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
+
+        The leave-out solutions are the regressions without group g's pairs, centred (φ − total / d).
+        A pair's targets b = v − v(∅) − |S| (v(N) − v(∅)) / d enter as the difference of its two.
+        """
+        xp, d = design.backend.xp, self.n_players
+        shift = xp.asarray(2 * design.pair_sizes - d, dtype=xp.float64)[None, :, None] / d
+        pair_targets = values[:, ::2] - values[:, 1::2] - shift * total[:, None, :]
+        n_groups = design.n_groups - 1  # of the jackknife
+        leave_outs = not self.exact and n_groups >= 2
+        full, leave_out = design.backend.paired_regression(
+            design.first_masks, design.weights, design.groups, design.n_groups, pair_targets, leave_outs
+        )
+        phi = full + total[:, None, :] / d
+        if not leave_outs:
+            return phi, (xp.zeros(phi.shape) if self.exact else xp.full(phi.shape, xp.nan)), None
+        return phi, jackknife_stderr(leave_out, xp), leave_out
+
+    def _estimate(self, phi: Any, stderr: Any) -> ShapleyEstimate:
+        """Return the estimate of B rows, with the jackknife's degrees of freedom."""
+        rows, n_groups = int(phi.shape[0]), int(self._jackknife_groups().max()) + 1
+        dof = np.full(rows, np.inf if self.exact else max(n_groups - 1, 1), dtype=np.float64)
+        return ShapleyEstimate(phi, stderr, dof, np.full(rows, self.n_evals, dtype=np.int64))
+
+    def _jackknife_groups(self) -> np.ndarray:
+        """Group of each pair: sampled pairs round-robin into at most G groups, listed classes -1."""
+        sampled = np.flatnonzero(self.sampled_pairs)
+        group = np.full(self.sampled_pairs.size, -1)
+        group[sampled] = np.arange(sampled.size) % min(JACKKNIFE_GROUPS, max(sampled.size, 1))
+        return group
+
+    def _coalitions_per_size(self) -> np.ndarray:
+        """k_s, the coalitions of size s = 0 … d the plan evaluates (∅ and N: 1, unused)."""
+        d = self.n_players
+        per_size = np.ones(d + 1)
+        for t, n in enumerate(self.pairs, start=1):
+            per_size[t] = per_size[d - t] = n * (2 if 2 * t == d else 1)
+        return np.maximum(per_size, 1)
+
+
+def jackknife_stderr(replicates: Any, xp: Any) -> Any:
+    """Grouped-jackknife standard errors of leave-one-group-out replicates (B, G, d, k): (B, d, k)."""
+    n_groups = replicates.shape[1]
+    spread = ((replicates - replicates.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    return xp.sqrt(spread * (n_groups - 1) / n_groups)
+
+
+@register_algorithm("kernel")
+class KernelShapAlgorithm(LeverageAlgorithm):
+    """Sampler "kernel": paired KernelSHAP, the regression of Leverage SHAP with sizes drawn by the Shapley kernel.
+
+    Lundberg & Lee (2017) with the pairing of Covert & Lee (2021): coalitions per size in
+    proportion to the kernel's mass 1 / (s (d − s)), so sizes near 1 and d − 1 get most of them
+    (shap's KernelExplainer and shapiq's KernelSHAP sample so). Everything else (pairs, draws
+    without replacement, classes listed whole, the exactly efficient solve, the jackknife) is
+    Leverage SHAP's; it is here as the baseline users know.
+    """
+
+    @staticmethod
+    def size_weights(d: int) -> np.ndarray:
+        """Return the Shapley kernel's mass per size class (:func:`shapley_kernel_sizes`)."""
+        return shapley_kernel_sizes(d)
