@@ -18,7 +18,7 @@ on the same 50 background rows) instead of TreeSHAP:
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). Estimators:
 
-* ours, through ``PermutationShapExplainer(model, sampler=..., max_evals=B, background_size=None)``:
+* ours, through ``PermutationShapExplainer(model, algorithm=..., max_evals=B, background_size=None)``:
   "auto" (what a user gets: the column the targets are about; Leverage SHAP on games split by
   parts of the background, or "leverage_cv" where the budget covers 40% of the 2^d coalitions),
   "leverage" (Leverage SHAP, split: ``background_parts="auto"``), "leverage shared"
@@ -49,7 +49,7 @@ Rerun
     python benchmarks/bench_accuracy.py --quick    # d = 8 and 30, 2 seeds
 
 Then (not with ``--quick``) the check "shap's error at its default 500 evaluations with a third of
-them": ``shap.PermutationExplainer`` at 500 against ours (``sampler="auto"``) at 166 evaluations per
+them": ``shap.PermutationExplainer`` at 500 against ours (``algorithm="auto"``) at 166 evaluations per
 row, on ``synthetic8``, ``diabetes10`` (``load_diabetes``, d = 10) and ``synthetic16``
 (``make_friedman1(1000, 16, noise=0.5)``).
 
@@ -143,7 +143,7 @@ def ours(sampler: str, background_parts: int | str = "auto") -> Callable:
     def run(model: object, background: np.ndarray, rows: np.ndarray, budget: int, seed: int) -> np.ndarray:
         explainer = PermutationShapExplainer(
             model,
-            sampler=sampler,
+            algorithm=sampler,
             max_evals=budget,
             background_size=None,
             background_parts=background_parts,

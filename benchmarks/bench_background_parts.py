@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-Relative RMSE (against exact values from ``sampler="exact"``, d <= 12; relative to the RMS of the
+Relative RMSE (against exact values from ``algorithm="exact"``, d <= 12; relative to the RMS of the
 exact values, or to the spread of the model's output on the background where they are all 0) of the Shapley values of 8
 explained rows, 50 background rows, mean over 3 seeds, at 5d and 10d evaluations per row (the
 same model rows, 50 per evaluation, split or not) of:
@@ -96,7 +96,7 @@ def main() -> None:
     for name, model, X, output in problems():
         background, rows, d = X[:50], X[50:58], X.shape[1]
         common = {"background_size": None, "output": output, "progress": False}
-        exact = PermutationShapExplainer(model, sampler="exact", **common).fit(background).explain(rows).values
+        exact = PermutationShapExplainer(model, algorithm="exact", **common).fit(background).explain(rows).values
         scale = float(np.sqrt(np.mean(exact**2))) or float(np.std(model_output(model, background, output)))
         for per_feature in BUDGETS_PER_FEATURE:
             line = {"problem": name, "d": d, "budget": per_feature * d}
@@ -105,7 +105,7 @@ def main() -> None:
                 for seed in range(SEEDS):
                     explainer = PermutationShapExplainer(
                         model,
-                        sampler=sampler,
+                        algorithm=sampler,
                         max_evals=per_feature * d,
                         background_parts=parts,
                         random_state=seed,

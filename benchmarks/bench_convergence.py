@@ -94,7 +94,7 @@ def run_problem(name: str, X: np.ndarray, model, budgets: list[int], seeds: int)
         methods = [*SAMPLERS, "shap"] if budget != SHAP_DEFAULT_EVALS or budget in budgets else ["shap"]
         for method in methods:
             # shap refuses < 2d + 1
-            minimum = 2 * d + 1 if method == "shap" else SHAPLEY_ALGORITHMS[method].minimum_evals(method, d)
+            minimum = 2 * d + 1 if method == "shap" else SHAPLEY_ALGORITHMS[method].minimum_evals(d)
             if budget < minimum:
                 continue
             errors, evals, seconds = [], 0, []
@@ -111,7 +111,7 @@ def run_problem(name: str, X: np.ndarray, model, budgets: list[int], seeds: int)
                 else:
                     explainer = PermutationShapExplainer(
                         model,
-                        sampler=method,
+                        algorithm=method,
                         max_evals=budget,
                         background_size=None,
                         random_state=seed,

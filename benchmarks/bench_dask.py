@@ -4,7 +4,7 @@ What is measured
 ----------------
 The demo's model (``load_diabetes``, d = 10, ``XGBRegressor(n_estimators=200, max_depth=4)``
 pinned to one thread) explained by ``PermutationShapExplainer(model, random_state=0)`` at its
-default budget (``sampler="auto"``: Leverage SHAP, 500 evaluations per row) against 100 background
+default budget (``algorithm="auto"``: Leverage SHAP, 500 evaluations per row) against 100 background
 rows, on ``--rows`` (240) rows tiled from the data (a row's values depend on its content only, so
 the tiles cost what distinct rows cost):
 
@@ -129,7 +129,7 @@ def main() -> None:
         "setup": {
             "model": "XGBRegressor(n_estimators=200, max_depth=4, n_jobs=1) on load_diabetes (d=10)",
             "explainer": "PermutationShapExplainer(model, random_state=0, n_jobs=1): sampler auto "
-            f"({explainer.sampler_}), max_evals {explainer.max_evals_}, {N_BACKGROUND} background rows",
+            f"({explainer.algorithm_}), max_evals {explainer.max_evals_}, {N_BACKGROUND} background rows",
             "rows": args.rows,
             "chunk_rows": args.chunk,
             "repeats": args.repeats,

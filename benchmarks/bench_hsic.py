@@ -5,7 +5,7 @@ What is measured
 **Timing grid.** Data: X ~ N(0, I_d), y = x0·x1 + sin(x2) + 0.1 ε (a regression target, so an rbf
 target kernel), for n in ``--n`` (default 1000, 2000, 5000) and d in ``--d`` (default 20, 50, 100).
 ``HSICAttribution(progress=False)`` runs with its defaults (rbf factors, per-feature median bandwidths,
-``statistic="biased"``, ``method="auto"``, ``device="cpu"``, scikit-learn's default ``working_memory``
+``statistic="biased"``, ``algorithm="auto"``, ``device="cpu"``, scikit-learn's default ``working_memory``
 of 1024 MiB for the blocks of pair weights). Every configuration runs in
 a fresh process (multiprocessing, spawn), which first makes a warm-up call on 64 rows (numba loads
 or compiles its kernels; reported separately), then times ``fit`` ``--repeats`` times (median), then
@@ -486,7 +486,7 @@ def main() -> int:
             "tracemalloc; for n >= 5000 that one traced fit is the timing (timed_under_tracemalloc)",
             "data": PROBLEMS["interaction"][2] + " (seed 0), rbf target kernel",
             "ours": "HSICAttribution() defaults: rbf, bandwidth_x='median_per_feature', statistic='biased', "
-            "method='auto', device='cpu', working_memory 1024 MiB; each configuration in a fresh spawned process",
+            "algorithm='auto', device='cpu', working_memory 1024 MiB; each configuration in a fresh spawned process",
             "paper": "paper_hsic_shapley: d x n x n Gram matrices, per-feature ESP recurrence over the other d-1 "
             f"Gram matrices (O(n^2 d^3)), single-threaded numpy, chunks of {PAPER_CHUNK} pairs, our bandwidths",
             "paper_sizes": args.paper_sizes,

@@ -1,8 +1,8 @@
-"""Benchmark: an explicit ``sampler="leverage"`` at large d, its automatic parts against one part.
+"""Benchmark: an explicit ``algorithm="leverage"`` at large d, its automatic parts against one part.
 
 What is measured
 ----------------
-Above d = 24 ``sampler="auto"`` walks, but a user may ask for Leverage SHAP. Its games are then
+Above d = 24 ``algorithm="auto"`` walks, but a user may ask for Leverage SHAP. Its games are then
 split into ``background_parts="auto"`` parts (N · 10 / d of the N background rows), and every part
 solves its own regression: a Cholesky factor per part and jackknife group. For each d, on an
 xgboost model of 200 trees of depth 6 (``n_jobs=1``) fitted to correlated Gaussian features
@@ -35,7 +35,7 @@ import shap
 import xgboost
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.explainers._auto_sampler import resolve_parts
+from sklearn_shapq.explainers._auto_algorithm import resolve_parts
 
 RESULTS = Path(__file__).parent / "results"
 N_BACKGROUND, N_EXPLAIN, EVALS_PER_FEATURE = 100, 4, 5
@@ -77,7 +77,7 @@ def measure(d: int, parts: int, repeats: int, seeds: int) -> dict:
     def explainer(seed: int) -> PermutationShapExplainer:
         return PermutationShapExplainer(
             timed,
-            sampler="leverage",
+            algorithm="leverage",
             background_parts=parts,
             max_evals=EVALS_PER_FEATURE * d,
             background_size=None,

@@ -6,7 +6,7 @@ Relative RMSE against exact values (the problems and models of ``bench_accuracy.
 background rows, 8 explained rows, mean over ``--seeds``) of Leverage SHAP as the package runs it
 and of variants at the same evaluations per row:
 
-* ``leverage_cv``: the package's cross-fitted control variate (``sampler="leverage_cv"``: boosted
+* ``leverage_cv``: the package's cross-fitted control variate (``algorithm="leverage_cv"``: boosted
   oblivious trees, 25 of depth 5 at rate 0.4, fitted on the other 9 of 10 folds of pairs, exact
   Shapley values of the surrogate), and three settings of it: ``cv depth 3``, ``cv 5 folds`` and
   ``cv 50 trees`` (rate 0.2);
@@ -95,7 +95,7 @@ def windowed_classes(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
 
 
 def plain(value: Callable, d: int, budget: int, seed: int, sampler: str = "leverage") -> np.ndarray:
-    estimator = SHAPLEY_ALGORITHMS[sampler](sampler, budget, d, 0)
+    estimator = SHAPLEY_ALGORITHMS[sampler](budget, d, 0)
     keys = np.array([1000 + seed], dtype=np.uint64)
     return estimator.estimate(CallableGame(value, d), np.array([0]), keys).values[0, :, 0]
 
@@ -107,7 +107,7 @@ def control_variate(
     kernel_sizes: bool = False,
 ) -> Callable:
     """``leverage_cv`` as the package runs it, or with other surrogate settings, folds (jackknife
-    groups), fewest sampled pairs, or on KernelSHAP's sizes (those of ``sampler="kernel"``)."""
+    groups), fewest sampled pairs, or on KernelSHAP's sizes (those of ``algorithm="kernel"``)."""
 
     def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
         estimator = control_variate_module.LeverageControlVariateAlgorithm
@@ -149,7 +149,7 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
     corners = np.array([np.zeros(d, bool), np.ones(d, bool)])
     folds = []
     for key in keys:
-        masks = LeverageAlgorithm("leverage", half, d, 0).coalitions(np.array([key], dtype=np.uint64))[0]
+        masks = LeverageAlgorithm(half, d, 0).coalitions(np.array([key], dtype=np.uint64))[0]
         folds.append((np.vstack([masks, corners]), np.concatenate([value(masks), value(corners)])))
     phi = np.zeros(d)
     for (masks, values), other_key in zip(folds, keys[::-1], strict=True):
@@ -158,7 +158,7 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
         explainer = shap.TreeExplainer(surrogate, data=np.zeros((1, d)), feature_perturbation="interventional")
         surrogate_phi = explainer.shap_values(np.ones((1, d)))[0]
         residual = CallableGame(lambda m, s=surrogate: value(m) - s.predict(m.astype(float)), d)
-        estimator = LeverageAlgorithm("leverage", half, d, 0)
+        estimator = LeverageAlgorithm(half, d, 0)
         residual_phi = estimator.estimate(residual, np.array([0]), np.array([other_key], dtype=np.uint64)).values
         phi += (surrogate_phi + residual_phi[0, :, 0]) / 2
     return phi
@@ -333,7 +333,7 @@ def main() -> None:
         values = [lambda m, g=g: g(m, np.zeros(len(m), np.intp))[:, 0] for g in games]
         for per_feature in args.budgets_per_feature:
             budget = per_feature * d
-            if budget >= 2**d or budget < LeverageAlgorithm.minimum_evals("leverage", d):
+            if budget >= 2**d or budget < LeverageAlgorithm.minimum_evals(d):
                 continue
             line = {"problem": name, "d": d, "budget": budget}
             for variant, run in variants.items():

@@ -17,7 +17,7 @@ For each budget ``max_evals`` (value-function evaluations per explained row; def
 * **shap**: ``shap.PermutationExplainer(counting(model.predict), shap.maskers.Independent(bg,
   max_samples=100), seed=s)(X, max_evals=budget)``. It walks ``max_evals // (2d + 1)`` permutations
   per row, each forward and backward, and v(empty) and v(N) are re-evaluated for every permutation.
-* **ours**: ``PermutationShapExplainer(model, sampler="antithetic", max_evals=budget,
+* **ours**: ``PermutationShapExplainer(model, algorithm="antithetic", max_evals=budget,
   background_size=None, random_state=s).fit(bg).explain(X)``. The xgboost model is passed as is, so
   it runs through ``booster.inplace_predict``. It walks ``(budget - 2) // (2 (d - 1))`` antithetic
   pairs per row, and v(empty) and v(N) are cached.
@@ -245,7 +245,7 @@ def env_info() -> dict:
 def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
     explainer = PermutationShapExplainer(
         model,
-        sampler=sampler,
+        algorithm=sampler,
         max_evals=budget,
         background_size=None,
         random_state=seed,
@@ -273,7 +273,7 @@ def instrumented_ours(booster, bg, Xex, budget, sampler, keep_inputs=True):
     """
     counting = CountingModel(lambda Z: booster.inplace_predict(Z), keep_inputs=keep_inputs)
     explainer = PermutationShapExplainer(
-        counting, sampler=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
+        counting, algorithm=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
     ).fit(bg)
     counting.reset()  # fit evaluated the background once (base value); count explain only
     expl, wall, cpu = timed(lambda: explainer.explain(Xex))
@@ -294,7 +294,7 @@ def time_model_replay(booster, batches, repeats):
 
 def profile_ours(model, bg, Xex, budget, sampler, top=20):
     explainer = PermutationShapExplainer(
-        model, sampler=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
+        model, algorithm=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
     ).fit(bg)
     prof = cProfile.Profile()
     prof.enable()
@@ -342,7 +342,7 @@ def main() -> int:
             "background": "shap.utils.sample(Xtr, n_bg, random_state=0), the same rows for both explainers",
             "shap": "shap.PermutationExplainer(counting(model.predict), shap.maskers.Independent(bg, max_samples=n_bg),"
             " seed=s)(X, max_evals=budget, silent=True)",
-            "ours": f"PermutationShapExplainer(model, sampler={args.sampler!r}, max_evals=budget, "
+            "ours": f"PermutationShapExplainer(model, algorithm={args.sampler!r}, max_evals=budget, "
             "background_size=None, random_state=s).fit(bg).explain(X)",
             "ground_truth": "shap.TreeExplainer(model, data=bg, feature_perturbation='interventional')",
             "timing": "median over repeats (seed 0), ours, ours with n_jobs, shap and the model alone on ours' rows "

@@ -10,10 +10,10 @@ has ``--target-sv`` (500) support vectors, within 1 %; the actual count is print
 
 1. **shapiq** (the "pkex" game, v(S) = b + Σ_i α_i Π_{j∈S} k_j(x_j, X_ij), absent factor = 1):
 
-   * ours: ``ProductKernelShapExplainer(model).fit()`` with ``method="auto"`` (prefix_suffix on
-     the CPU) and ``method="quadrature"``, on all explained rows: median wall time over
+   * ours: ``ProductKernelShapExplainer(model).fit()`` with ``algorithm="auto"`` (prefix_suffix on
+     the CPU) and ``algorithm="quadrature"``, on all explained rows: median wall time over
      ``--repeats`` runs (numba kernels warmed up first). Ours runs on all numba threads (2 here);
-     ``method="auto"`` is also timed with ``numba.set_num_threads(1)``, for a per-core ratio.
+     ``algorithm="auto"`` is also timed with ``numba.set_num_threads(1)``, for a per-core ratio.
    * shapiq: ``shapiq.ProductKernelExplainer(model).explain_X(rows)`` (serial, one row at a time,
      which is how it works). Its time per row is estimated on 2 rows first; it then runs on as
      many rows as fit in ``--shapiq-budget`` seconds (at least 5, at most all), once. When that is
@@ -23,7 +23,7 @@ has ``--target-sv`` (500) support vectors, within 1 %; the actual count is print
      from ours (auto and quadrature), on the rows shapiq explained, and of their base values
      (shapiq's ``baseline_value`` = Σα + b, ours ``expected_value_``);
    * the efficiency error max |Σ_j φ_j + base − f(x)| of both, against ``model.predict``;
-   * at d <= 16 also ``method="brute_force"`` (all 2^d coalitions), an independent oracle.
+   * at d <= 16 also ``algorithm="brute_force"`` (all 2^d coalitions), an independent oracle.
 
 2. **What exactness buys** (d in ``--peer-dims``, default 8, 50, 100), on the interventional game
    v(S) = mean over background rows z of f(x_S, z_rest) of the same SVR, with the same
@@ -276,7 +276,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
         ("quadrature", "quadrature", None),
         ("auto_1thread", "auto", 1),
     ):
-        explainer = ProductKernelShapExplainer(model, method=method, progress=False).fit()
+        explainer = ProductKernelShapExplainer(model, algorithm=method, progress=False).fit()
         explainer.explain(X[:2])  # warm-up (numba cache load, first-call dispatch)
         saved = numba.get_num_threads()
         if threads is not None:
@@ -288,7 +288,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
         ours[label] = {
             "values": explanation.values,
             "base": explainer.expected_value_,
-            "method_": explainer.method_,
+            "algorithm_": explainer.algorithm_,
             "numba_threads": threads or saved,
             "wall_s_per_row": timing["wall_s_median"] / n,
             "cpu_s_per_row": timing["cpu_s_median"] / n,
@@ -296,7 +296,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
             "efficiency_err": efficiency_error(explanation.values, explainer.expected_value_, fx),
         }
     print(
-        f"  ours: auto ({ours['auto']['method_']}) {ours['auto']['wall_s_per_row'] * 1e3:.2f} ms/row, quadrature "
+        f"  ours: auto ({ours['auto']['algorithm_']}) {ours['auto']['wall_s_per_row'] * 1e3:.2f} ms/row, quadrature "
         f"{ours['quadrature']['wall_s_per_row'] * 1e3:.2f} ms/row, auto 1 thread "
         f"{ours['auto_1thread']['wall_s_per_row'] * 1e3:.2f} ms/row",
         flush=True,
@@ -322,7 +322,7 @@ def shapiq_case(problem: dict, args: argparse.Namespace) -> dict:
         np.abs(ours["quadrature"]["values"] - ours["auto"]["values"]).max()
     )
     if d <= BRUTE_FORCE_MAX_D:
-        brute = ProductKernelShapExplainer(model, method="brute_force", progress=False).fit()
+        brute = ProductKernelShapExplainer(model, algorithm="brute_force", progress=False).fit()
         values, wall, _ = timed(lambda: brute.shap_values(X))
         out["brute_force"] = {
             "wall_s_per_row": wall / n,
@@ -359,7 +359,7 @@ def peers_case(problem: dict, args: argparse.Namespace) -> dict:
             "wall_s_per_row": timing["wall_s_median"] / n,
             "cpu_s_per_row": timing["cpu_s_median"] / n,
             **timing,
-            "method_": exact_explainer.method_,
+            "algorithm_": exact_explainer.algorithm_,
             "rms_values": float(np.sqrt(np.mean(exact**2))),
             "efficiency_err": efficiency_error(exact, exact_explainer.expected_value_, fx),
         },
@@ -398,14 +398,14 @@ def peers_case(problem: dict, args: argparse.Namespace) -> dict:
         result, wall, cpu = timed(lambda: permutation.explain(X))
         n_evals = int(np.max(result.diagnostics["n_evals"]))
         print(
-            f"  PermutationShapExplainer({permutation.sampler_}, {n_evals} evals): {wall / n:.2f} s/row, "
+            f"  PermutationShapExplainer({permutation.algorithm_}, {n_evals} evals): {wall / n:.2f} s/row, "
             f"rel RMSE {error_stats(result.values, exact)['rel_rmse']:.2e}",
             flush=True,
         )
         return {
             "max_evals": budget,
             "n_evals": n_evals,
-            "sampler_": permutation.sampler_,
+            "algorithm_": permutation.algorithm_,
             "wall_s_per_row": wall / n,
             "cpu_s_per_row": cpu / n,
             **error_stats(result.values, exact),
@@ -413,7 +413,7 @@ def peers_case(problem: dict, args: argparse.Namespace) -> dict:
         }
 
     runs = [run_permutation("auto")]
-    if args.perm_factor > 1 and runs[0]["sampler_"] != "exact":
+    if args.perm_factor > 1 and runs[0]["algorithm_"] != "exact":
         runs.append(run_permutation(args.perm_factor * runs[0]["n_evals"]))
     out["permutation"] = runs
     for peer in [*out["kernel_explainer"], *runs]:
@@ -444,7 +444,7 @@ def gpu_case(args: argparse.Namespace) -> dict:
         explanation, timing = repeat_timed(lambda explainer=explainer, rows=rows: explainer.explain(rows), repeats)
         values[device] = explanation.values
         out[device] = {
-            "method_": explainer.method_,
+            "algorithm_": explainer.algorithm_,
             "wall_s_per_row": timing["wall_s_median"] / len(rows),
             "cpu_s_per_row": timing["cpu_s_median"] / len(rows),
             **timing,
@@ -502,11 +502,11 @@ def print_tables(res: dict) -> None:
             p, d = c["peers"], c["problem"]["d"]
             e = p["exact"]
             print(
-                f"{d:>4} {'ours exact (' + e['method_'] + ')':<50} | {e['wall_s_per_row']:>8.4f} {1.0:>8.1f} | "
+                f"{d:>4} {'ours exact (' + e['algorithm_'] + ')':<50} | {e['wall_s_per_row']:>8.4f} {1.0:>8.1f} | "
                 f"{0.0:>9.1e} {0.0:>9.1e} {e['efficiency_err']:>8.1e}"
             )
             peers = [(f"shap.KernelExplainer (l1_reg={r['l1_reg']!r})", r) for r in p["kernel_explainer"]]
-            peers += [(f"Permutation ({r['sampler_']}, {r['n_evals']} evals)", r) for r in p["permutation"]]
+            peers += [(f"Permutation ({r['algorithm_']}, {r['n_evals']} evals)", r) for r in p["permutation"]]
             for name, r in peers:
                 print(
                     f"{d:>4} {name:<50} | {r['wall_s_per_row']:>8.4f} {r['time_ratio_over_exact']:>8.1f} | "
@@ -567,7 +567,7 @@ def main() -> int:
     for value_function in ("pkex", "interventional"):
         for method in ("auto", "quadrature", "brute_force"):
             explainer = ProductKernelShapExplainer.from_dual(
-                rng.normal(size=20), X_small, value_function=value_function, method=method, progress=False
+                rng.normal(size=20), X_small, value_function=value_function, algorithm=method, progress=False
             )
             explainer.fit(X_small).explain(X_small[:2])
     res["warmup_s"] = time.perf_counter() - warm_start

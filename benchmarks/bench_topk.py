@@ -518,7 +518,7 @@ def run_local_timing(n_rows: int, budget: int, repeats: int) -> dict:
         "topk_paper": TopKShapley(model, k=TIMING_K, prefit=True, rounds_per_decision=1, **common).fit(background),
         "permutation_auto": PermutationShapExplainer(model, background_size=None, **common).fit(background),
         "permutation_antithetic": PermutationShapExplainer(
-            model, sampler="antithetic", background_size=None, **common
+            model, algorithm="antithetic", background_size=None, **common
         ).fit(background),
     }
     for explainer in explainers.values():
@@ -543,9 +543,9 @@ def run_local_timing(n_rows: int, budget: int, repeats: int) -> dict:
         "topk": "TopKShapley(model, k=5, prefit=True, [rounds_per_decision=1,] max_evals=B, random_state=0, "
         "progress=False)"
         ".fit(background).explain(rows): greedy_cmcs, absolute ranking",
-        "permutation": "PermutationShapExplainer(model, [sampler='antithetic',] max_evals=B, background_size=None, "
+        "permutation": "PermutationShapExplainer(model, [algorithm='antithetic',] max_evals=B, background_size=None, "
         "random_state=0, progress=False).fit(background).explain(rows)",
-        "permutation_auto_sampler": explainers["permutation_auto"].sampler_,
+        "permutation_auto_sampler": explainers["permutation_auto"].algorithm_,
         "evals_per_row_mean": evals,
         "wall_s_median": medians,
         "wall_s_all": walls,

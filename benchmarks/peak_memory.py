@@ -17,7 +17,7 @@ d = 16
 X = rng.normal(size=(3000, d))
 y = X[:, 0] * X[:, 1] + X[:, 2]
 m = xgboost.XGBRegressor(n_estimators=200, max_depth=6, n_jobs=1).fit(X, y)
-explainer = PermutationShapExplainer(m, sampler="antithetic", max_evals=500, random_state=0, progress=False).fit(X)
+explainer = PermutationShapExplainer(m, algorithm="antithetic", max_evals=500, random_state=0, progress=False).fit(X)
 explainer.explain(X[:2])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t = time.perf_counter()

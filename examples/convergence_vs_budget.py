@@ -2,7 +2,7 @@
 Error against budget: our samplers and shap's
 =============================================
 
-How fast does each permutation sampler of :class:`~sklearn_shapq.PermutationShapExplainer`
+How fast does each permutation algorithm of :class:`~sklearn_shapq.PermutationShapExplainer`
 approach the exact Shapley values of an xgboost model, against ``shap.PermutationExplainer`` at
 the same number of evaluations of the value function per row? The truth is exact interventional
 TreeSHAP on the same background; the plot is relative RMSE against evaluations, log-log.
@@ -43,17 +43,17 @@ def relative_rmse(values: np.ndarray) -> float:
 
 
 # %%
-# Every sampler at every budget
-# -----------------------------
+# Every algorithm at every budget
+# ---------------------------------
 curves = {}
-for sampler in ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq"):
-    curves[sampler] = [
+for algorithm in ("mc", "antithetic", "orthogonal", "sobol", "herding", "sbq"):
+    curves[algorithm] = [
         np.mean(
             [
                 relative_rmse(
                     PermutationShapExplainer(
                         model,
-                        sampler=sampler,
+                        algorithm=algorithm,
                         max_evals=budget,
                         random_state=seed,
                         background_size=None,

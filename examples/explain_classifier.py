@@ -31,7 +31,7 @@ explanation = explainer.fit(X_train).explain(X_test.iloc[:50])
 margin = model.predict(X_test.iloc[:50], output_margin=True)
 diagnostics = explanation.diagnostics  # what this explain call measured
 print(
-    f"sampler={diagnostics['sampler']}, evaluations per row={int(diagnostics['n_evals'].max())}, "
+    f"algorithm={diagnostics['algorithm']}, evaluations per row={int(diagnostics['n_evals'].max())}, "
     f"model rows={diagnostics['n_model_rows']} in {diagnostics['n_model_calls']} model calls"
 )
 print("efficiency error:", np.abs(explanation.values.sum(1) + explanation.base_values - margin).max())

@@ -35,7 +35,7 @@ model = make_census_pipeline(table, y)
 explainer = PermutationShapExplainer(model, random_state=0).fit(table.iloc[:100])
 explanation = explainer.explain(table.iloc[100:300])
 error = np.abs(explanation.values.sum(1) + explanation.base_values - model.decision_function(table.iloc[100:300]))
-print(f"{explainer.sampler_} Shapley values of 200 rows; efficiency error {error.max():.1e}")
+print(f"{explainer.algorithm_} Shapley values of 200 rows; efficiency error {error.max():.1e}")
 print("row 0:", dict(zip(explanation.feature_names, explanation.display_data[0], strict=True)))
 print("its values:", dict(zip(explanation.feature_names, explanation.values[0].round(3).tolist(), strict=True)))
 

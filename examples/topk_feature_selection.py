@@ -74,7 +74,7 @@ cache = tempfile.mkdtemp(prefix="topk_scores_")
 memory = Memory(cache, verbose=0)
 topk = TopKShapley(
     LogisticRegression(max_iter=2000),
-    k=3,
+    n_features_to_select=3,
     cv=3,
     max_evals=budget,
     t_min=warm_up,
@@ -83,7 +83,7 @@ topk = TopKShapley(
     progress=False,
 )
 searches = {
-    "TopKShapley": (pipeline(topk), {"select__k": ks}),
+    "TopKShapley": (pipeline(topk), {"select__n_features_to_select": ks}),
     "SelectFromModel": (
         pipeline(SelectFromModel(RandomForestClassifier(n_estimators=100, random_state=0), threshold=-np.inf)),
         {"select__max_features": ks},
@@ -132,7 +132,7 @@ for j in order:
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.barh(X.columns[order][::-1], selector.shapley_values_[order][::-1], xerr=2 * selector.stderr_[order][::-1])
 ax.set_xlabel("Shapley value of CV accuracy (± 2 SE)")
-ax.set_title(f"TopKShapley on wine: top {selector.k} kept")
+ax.set_title(f"TopKShapley on wine: top {selector.n_features_to_select_} kept")
 plt.show()
 
 # %%
@@ -142,7 +142,7 @@ plt.show()
 row = fitted["TopKShapley"].best_estimator_["scale"].transform(X.iloc[[0]])
 explanation = selector.explain(row)
 target, top_k = explanation.diagnostics["targets"][0], explanation.diagnostics["top_k"][0]
-print(f"row 0: class {target}, top {selector.k} {[X.columns[j] for j in top_k]}")
+print(f"row 0: class {target}, top {selector.n_features_to_select_} {[X.columns[j] for j in top_k]}")
 shap.plots.waterfall(explanation[0], show=False)
 plt.show()
 shutil.rmtree(cache, ignore_errors=True)

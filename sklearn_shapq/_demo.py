@@ -1,13 +1,10 @@
-"""The main job: explain an xgboost model on a bundled dataset and compare with exact TreeSHAP.
-
-A second, short section explains an RBF support vector regressor exactly with
-``ProductKernelShapExplainer`` and compares the permutation explainer with it in the same game.
-"""
+"""The demo: explain an xgboost model and compare with exact TreeSHAP, then the other classes in short sections."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,22 +26,7 @@ def _evals_per_row(explanation) -> int:
 def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) -> dict:
     """Exact Shapley values of an RBF SVR, and the permutation explainer's error in the same game.
 
-    Parameters
-    ----------
-    X_train, y_train : DataFrame, Series
-        Training data of the SVR; also where both explainers draw their background rows.
-    X_test : DataFrame
-        Rows to explain.
-    n_rows : int
-        Rows explained exactly in the paper's game; the interventional comparison uses at most
-        ``_PERMUTATION_ROWS`` of them, since the permutation explainer calls the SVR far more.
-    seed : int
-        Seed of the (shared) background subsample and of the permutations.
-
-    Returns
-    -------
-    dict
-        Times, efficiency errors and the permutation explainer's relative RMSE.
+    Returns times, efficiency errors and the permutation explainer's relative RMSE.
     """
     from sklearn.svm import SVR
 
@@ -64,7 +46,7 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
     )
 
     rows = rows.iloc[:_PERMUTATION_ROWS]
-    background = {"background_size": _PK_BACKGROUND, "random_state": seed, "progress": False}
+    background: dict[str, Any] = {"background_size": _PK_BACKGROUND, "random_state": seed, "progress": False}
     interventional = ProductKernelShapExplainer(model, value_function="interventional", **background).fit(X_train)
     permutation = PermutationShapExplainer(model, **background).fit(X_train)
     if not np.array_equal(interventional.references_, permutation.background_):
@@ -78,7 +60,7 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
     print(f"Interventional game, {len(rows)} rows, the same {_PK_BACKGROUND} background rows for both:")
     print(f"{'method':<58} {'evals/row':>9} {'seconds':>8} {'rel. RMSE':>9}")
     print(f"{'sklearn_shapq ProductKernelShap interventional (exact)':<58} {'-':>9} {exact_time:>8.2f} {0.0:>9.4f}")
-    name = f"sklearn_shapq Permutation ({permutation.sampler_}, max_evals=auto)"
+    name = f"sklearn_shapq Permutation ({permutation.algorithm_}, max_evals=auto)"
     print(f"{name:<58} {permutation_evals:>9} {permutation_time:>8.2f} {rel_rmse:>9.4f}")
     return {
         "n_support_vectors": int(model.support_vectors_.shape[0]),
@@ -92,18 +74,7 @@ def _product_kernel_section(X_train, y_train, X_test, n_rows: int, seed: int) ->
 
 
 def _hsic_section(X, y) -> dict:
-    """Exact Shapley attribution of HSIC(X, y) and the features it selects.
-
-    Parameters
-    ----------
-    X, y : DataFrame, Series
-        The whole data set.
-
-    Returns
-    -------
-    dict
-        HSIC, the attributions by feature, the selected features and the time.
-    """
+    """Exact Shapley attribution of HSIC(X, y), the features it selects, and the time."""
     from sklearn_shapq import HSICAttribution
 
     selector, seconds = _timed(lambda: HSICAttribution(n_features_to_select=3, progress=False).fit(X, y))
@@ -122,21 +93,7 @@ def _hsic_section(X, y) -> dict:
 def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     """Top-3 features per row with few evaluations (TopKShapley), and as a feature selector.
 
-    Parameters
-    ----------
-    model : fitted xgboost regressor
-    background, rows : DataFrame
-        The interventional game's background and the explained rows.
-    reference : ndarray of shape (n_rows, d)
-        Exact interventional Shapley values of the rows.
-    X, y : DataFrame, Series
-        The whole data set, for the selector's retrain game.
-    seed : int
-
-    Returns
-    -------
-    dict
-        Precision of each row's top 3 against the exact values, evaluations and times.
+    Returns the precision of each row's top 3 against ``reference`` (exact values), evaluations and times.
     """
     from sklearn.linear_model import RidgeCV
 
@@ -145,7 +102,9 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
 
     k, budget = 3, 400
     truth = np.abs(reference)
-    local = TopKShapley(model, k=k, prefit=True, max_evals=budget, random_state=seed, progress=False).fit(background)
+    local = TopKShapley(
+        model, n_features_to_select=k, prefit=True, max_evals=budget, random_state=seed, progress=False
+    ).fit(background)
     explanation, seconds = _timed(lambda: local.explain(rows))
     precision = float(ratio_precision(truth, explanation.diagnostics["top_k"]).mean())
     walk = PermutationShapExplainer(
@@ -157,9 +116,9 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     walk_precision = float(ratio_precision(truth, walk_top).mean())
     print(f"\nTopKShapley (Greedy CMCS, {budget} evals/row): each row's top {k} features by |Shapley value|")
     print(f"  precision@{k} against exact TreeSHAP {precision:.3f} in {seconds:.2f} s")
-    walk_text = f"{walk.sampler_}, {_evals_per_row(walk_result)} evals/row"
+    walk_text = f"{walk.algorithm_}, {_evals_per_row(walk_result)} evals/row"
     print(f"  PermutationShapExplainer ({walk_text}): {walk_precision:.3f} in {walk_seconds:.2f} s")
-    selector = TopKShapley(RidgeCV(), k=k, cv=3, max_evals=400, random_state=seed, progress=False)
+    selector = TopKShapley(RidgeCV(), n_features_to_select=k, cv=3, max_evals=400, random_state=seed, progress=False)
     _, select_seconds = _timed(lambda: selector.fit(X, y))
     print(
         f"  as a selector (v(S) = 3-fold CV R² of ridge on S; {selector.n_evals_} evals, {select_seconds:.1f} s): "
@@ -179,14 +138,7 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
 def _table_section(out: Path, n_rows: int, seed: int) -> dict:
     """Explain a raw table (strings with missing entries, a category, NaN, bools) as it is.
 
-    A Pipeline that one-hot encodes the strings and imputes the numbers is explained exactly on
-    the raw columns; shap's PermutationExplainer is tried on the same table; the two string
-    columns of a person's job are then explained as one group.
-
-    Returns
-    -------
-    dict
-        Efficiency error, times, the grouped values' names and whether shap's explainer ran.
+    Returns the efficiency error, times, the grouped values' names and whether shap's explainer ran.
     """
     import matplotlib.pyplot as plt
     import shap
@@ -206,7 +158,7 @@ def _table_section(out: Path, n_rows: int, seed: int) -> dict:
     explanation, seconds = _timed(lambda: explainer.explain(rows))
     error = float(np.abs(explanation.values.sum(1) + explanation.base_values - model.decision_function(rows)).max())
     print(
-        f"  PermutationShapExplainer ({explainer.sampler_}) on the raw columns: {len(rows)} rows in {seconds:.2f} s, "
+        f"  PermutationShapExplainer ({explainer.algorithm_}) on the raw columns: {len(rows)} rows in {seconds:.2f} s, "
         f"efficiency error {error:.1e}; row 0: "
         + ", ".join(
             f"{n}={v:.4g}" if isinstance(v, float) else f"{n}={v!r}"
@@ -230,7 +182,7 @@ def _table_section(out: Path, n_rows: int, seed: int) -> dict:
     return {
         "efficiency_error": error,
         "seconds": seconds,
-        "sampler": explainer.sampler_,
+        "algorithm": explainer.algorithm_,
         "grouped_names": grouped_values.feature_names,
         "shap_permutation_explainer": shap_message,
         "shap_works": shap_works,
@@ -240,9 +192,6 @@ def _table_section(out: Path, n_rows: int, seed: int) -> dict:
 def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict:
     """Train xgboost on scikit-learn's diabetes data, explain rows, compare, and save plots.
 
-    Then explain an RBF SVR on the same data exactly (``ProductKernelShapExplainer``) and measure
-    the permutation explainer's error against it in the interventional game.
-
     Parameters
     ----------
     out : str
@@ -250,14 +199,11 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
     n_rows : int
         Rows to explain.
     seed : int
-        Seed of the model, the background and the permutations.
 
     Returns
     -------
     dict
-        The printed table as rows of numbers (``"table"``) and the product-kernel section's
-        figures (``"product_kernel"``), HSIC's (``"hsic"``), TopKShapley's (``"topk"``) and the
-        raw table's (``"table_section"``).
+        ``"table"``, ``"product_kernel"``, ``"hsic"``, ``"topk"`` and ``"table_section"`` figures.
     """
     import matplotlib
 
@@ -289,7 +235,7 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
 
     warm_up = PermutationShapExplainer(model, max_evals=2 * d, random_state=seed, progress=False)
     warm_up.fit(background).explain(rows.iloc[:2])  # numba JIT
-    explanation = None
+    explanation: Any = None
     for budget in ("auto", 2000):
         explainer = PermutationShapExplainer(
             model, max_evals=budget, random_state=seed, background_size=None, progress=False
@@ -299,7 +245,7 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
         explanation = explanation or result
         table.append(
             {
-                "method": f"sklearn_shapq Permutation ({explainer.sampler_}, max_evals={budget})",
+                "method": f"sklearn_shapq Permutation ({explainer.algorithm_}, max_evals={budget})",
                 "evals": _evals_per_row(result),
                 "seconds": seconds,
                 "rel_rmse": float(np.sqrt(np.mean((result.values - reference) ** 2)) / scale),

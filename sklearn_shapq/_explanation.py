@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import t as student_t
@@ -27,36 +27,10 @@ def make_explanation(
 ):
     """Build a ``shap.Explanation`` following the project's contract.
 
-    Parameters
-    ----------
-    values : array of shape (n, d, k)
-        Shapley values; k = 1 is returned as (n, d).
-    base_values : array of shape (n, k)
-        Base value of each row; k = 1 is returned as (n,).
-    data : array of shape (n, d) or None
-        The explained rows (numeric ndarray, never a DataFrame); None for a global attribution
-        that explains no particular row.
-    feature_names : list of d str
-    output_names : list of k str, optional
-        Names of the outputs when k > 1.
-    display_data : object array of shape (n, d), optional
-        The rows' cells as the user knows them (strings, categories) when ``data`` holds codes
-        (shap's convention: plots color and place by ``data`` and label by ``display_data``).
-    error_std : array like ``values``, optional
-        Standard errors; sets ``lower_bounds``/``upper_bounds`` to 95% intervals.
-    error_dof : array of shape (n,), optional
-        Degrees of freedom of each row's standard errors (independent units − 1): the intervals
-        use Student's t quantile, which matters when few units back an error (e.g. Owen's two
-        runs). None or inf: the normal quantile.
-    compute_time : float, optional
-        Seconds spent.
-    diagnostics : dict, optional
-        What the call measured (estimator used, evaluations per row, model rows), set as the
-        Explanation's ``diagnostics`` attribute (slices of the Explanation do not carry it).
-
-    Returns
-    -------
-    shap.Explanation
+    ``values`` (n, d, n_outputs) and ``base_values`` (n, n_outputs) drop the output axis for one
+    output; ``data`` (n, d) is numeric or None, ``display_data`` the cells shap labels with;
+    ``error_std`` sets 95% bounds (Student's t with ``error_dof`` (n,), else normal);
+    ``diagnostics`` becomes the attribute of that name.
     """
     import shap
 
@@ -67,7 +41,7 @@ def make_explanation(
         error_std = None if error_std is None else error_std[..., 0]
     elif output_names is None:
         output_names = [f"output {j}" for j in range(k)]
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if error_std is not None:
         dof = np.full(len(values), np.inf) if error_dof is None else np.asarray(error_dof, dtype=float)
         quantile = student_t.ppf(0.975, np.maximum(dof, 1.0)).reshape((-1,) + (1,) * (values.ndim - 1))
@@ -81,7 +55,7 @@ def make_explanation(
         base_values=base_values,
         data=None if data is None else np.asarray(data),
         feature_names=list(feature_names),
-        output_names=None if single else list(output_names),
+        output_names=None if single else list(output_names),  # type: ignore[arg-type]
         display_data=display_data,
         compute_time=compute_time,
         **kwargs,
@@ -96,9 +70,7 @@ def explanation_data(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
 
-    Without groups: the columns' codes, and the cells when the data is a raw table. With groups:
-    one column per player (:meth:`FeatureGroups.player_data`: a group's ``data`` is NaN), and a
-    group's ``display_data`` is its cells joined by ", " (a string, as shap's plots label with).
+    With groups, a group's ``data`` is NaN and its ``display_data`` its cells joined by ", ".
     """
     cells = None if codec is None else codec.cells(array)
     if groups is None:

@@ -1,10 +1,4 @@
-"""Feature groups: several columns that enter a game as one player (one value per group).
-
-``feature_groups={"colour": ["colour_red", "colour_blue"], "gps": [3, 4]}`` names groups of
-columns, by name or by position. Players are ordered by their first column: a group takes the
-place of its first member, and every column that no group names stays a player of its own, under
-its own name.
-"""
+"""Feature groups: columns that enter a game as one player, ordered by their first column."""
 
 from __future__ import annotations
 
@@ -56,22 +50,12 @@ class FeatureGroups:
 def resolve_feature_groups(feature_groups: Mapping[str, Sequence[Any]] | None, columns: list[str]) -> FeatureGroups:
     """Check ``feature_groups`` against the column names and return the players.
 
-    Parameters
-    ----------
-    feature_groups : dict {str: list of column names or indices} or None
-        None: every column is its own player.
-    columns : list of str
-        The data's column names (``x0`` … for arrays without names).
-
-    Returns
-    -------
-    FeatureGroups
+    ``feature_groups`` is {name: [columns by name or index]} or None; ``columns`` the data's names.
 
     Raises
     ------
     ValueError
-        An empty group, a column that does not exist, a column named twice (in one group or in
-        two), or a group named like a column outside it.
+        An empty group, an unknown column, a column named twice, or a group named like another column.
     TypeError
         A group that is not a list of names or indices.
 
@@ -120,7 +104,7 @@ def resolve_feature_groups(feature_groups: Mapping[str, Sequence[Any]] | None, c
 
 def _column_index(member: Any, position: dict[str, int], d: int, group: str) -> int:
     if isinstance(member, Integral) and not isinstance(member, bool):
-        if not -d <= member < d:
+        if not -d <= member < d:  # type: ignore[operator]  # numbers.Integral defines no comparisons
             raise ValueError(f"feature_groups[{group!r}] names column index {member}, but there are {d} columns.")
         return int(member) % d
     if isinstance(member, str) and member in position:

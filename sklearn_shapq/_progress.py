@@ -13,15 +13,6 @@ PROGRESS_DELAY_S = 3.0
 def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
     """Return a tqdm bar shown after :data:`PROGRESS_DELAY_S` seconds, or a silent one.
 
-    Parameters
-    ----------
-    enabled : bool
-        The public ``progress`` parameter.
-    total : int
-        Units of work.
-    desc, unit : str
-        The bar's label and unit.
-
     Examples
     --------
     >>> with progress_bar(False, 10, "explaining", "row") as bar:

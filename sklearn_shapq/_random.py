@@ -10,18 +10,8 @@ import numpy as np
 def make_generator(random_state: None | int | np.random.Generator | np.random.RandomState, stream: int = 0):
     """Return a ``numpy.random.Generator`` for ``random_state``.
 
-    Parameters
-    ----------
-    random_state : None, int, Generator or RandomState
-        sklearn semantics: an int gives the same stream on every call; None gives fresh entropy;
-        a Generator or RandomState instance is used (and advanced), never the global state.
-    stream : int
-        Independent sub-stream of an int seed (e.g. 0 for background subsampling, 1 for
-        permutations), so different uses of one seed do not share random numbers.
-
-    Returns
-    -------
-    numpy.random.Generator
+    An int gives the same stream every call (``stream`` picks an independent one), None fresh
+    entropy; a Generator or RandomState is used and advanced.
 
     Examples
     --------

@@ -1,20 +1,20 @@
-"""Input checks shared by the public classes: arrays, feature names, and the parameter vocabulary.
-
-The constraint lists below are the one definition of the parameters every public class shares
-(``doc/glossary.md``); classes put them in their ``_parameter_constraints``.
-"""
+"""Input checks shared by the public classes, and the constraints of their shared parameters (``doc/glossary.md``)."""
 
 from __future__ import annotations
 
+import inspect
 import re
+import warnings
+from collections.abc import Mapping
 from numbers import Integral
 from typing import Any
 
 import joblib
 import numpy as np
 import scipy.sparse
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
 
 from sklearn_shapq.backends import ArrayBackend
 from sklearn_shapq.games import TableCodec, refuse_inexact_integers, takes_missing_values
@@ -35,34 +35,12 @@ def check_data(
 ) -> tuple[np.ndarray, list[str] | None]:
     """Validate a 2-D numeric data set and return it as float64 with its column names.
 
-    Parameters
-    ----------
-    X : array-like or pandas DataFrame of shape (n, d)
-    name : str
-        Name used in error messages.
-    n_features : int, optional
-        Required number of columns (from ``fit``).
-    feature_names : list of str, optional
-        Column names seen in ``fit``; a DataFrame passed later must have the same columns.
-    allow_nan : bool, default=False
-        Whether missing values (NaN) may pass; infinity never does.
-    nan_hint : str, default=""
-        What the NaN error adds (why NaN is refused, what to do).
-
-    Returns
-    -------
-    array : float64 ndarray of shape (n, d)
-    names : list of str or None
-        The DataFrame's column names, else None.
-
-    Raises
-    ------
-    TypeError
-        Non-numeric columns, or a sparse matrix.
-    ValueError
-        Wrong dimension, no rows, NaN (unless allowed) or infinity, or a mismatch with the fitted features.
+    ``name`` is used in messages; ``n_features`` and ``feature_names`` are ``fit``'s; ``allow_nan``
+    lets NaN pass (never infinity), ``nan_hint`` extends its error. Returns (n, d) float64 and the
+    names or None; a TypeError for non-numeric or sparse data, a ValueError for bad shapes or values.
     """
     _refuse_sparse(X, name)
+    _refuse_complex(X, name)
     names = None
     if _is_dataframe(X):
         names = _column_names(X, name)
@@ -97,28 +75,9 @@ def check_table(
 ) -> tuple[np.ndarray, list[str] | None, TableCodec | None]:
     """Validate data that may be a raw table and return it as float64 codes.
 
-    Numbers are checked as in :func:`check_data`; a DataFrame with string, category or bool
-    columns is coded by a :class:`~sklearn_shapq.games.TableCodec`.
-
-    Parameters
-    ----------
-    X : array-like or DataFrame of shape (n, d)
-    name, n_features, feature_names, allow_nan, nan_hint
-        As in :func:`check_data`.
-    codec : TableCodec or None
-        The codec from ``fit``, if any.
-    tables : bool, default=True
-        Whether a DataFrame with columns other than floats is coded without a ``codec`` (in
-        ``fit``; not after a fit on numbers). Its masked rows then reach the model with the
-        original dtypes; an array or a DataFrame of floats takes the numeric path.
-
-    Returns
-    -------
-    array : float64 ndarray of shape (n, d)
-        The data, or its codes.
-    names : list of str or None
-    codec : TableCodec or None
-        The codec of ``X`` (``codec`` extended by levels first seen in ``X``), or None for numbers.
+    Arguments as :func:`check_data`, plus ``fit``'s ``codec`` and ``tables`` (whether a DataFrame of
+    non-floats gets a new codec). Returns the data or codes (n, d), the names, and the codec
+    (extended by new levels; None for numbers).
     """
     if codec is None and not (tables and _has_columns_besides_floats(X)):
         return (
@@ -130,7 +89,7 @@ def check_table(
     if not _is_dataframe(X):
         raise TypeError(
             f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
-            f"columns {codec.coded_columns}."
+            f"columns {codec.coded_columns}."  # type: ignore[union-attr]  # not a DataFrame: codec is set
         )
     names = _column_names(X, name)
     _check_names(names, feature_names, name)
@@ -148,6 +107,12 @@ def _column_names(X: Any, name: str) -> list[str]:
     if len(set(names)) < len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"{name} has columns named alike {repeated}: give each column its own name.")
+    if len({isinstance(c, str) for c in X.columns}) > 1:  # refused by scikit-learn's feature-name checks
+        others = [c for c in X.columns if not isinstance(c, str)][:5]
+        raise TypeError(
+            f"{name} has column names that are strings and column names that are not ({others!r}): name every "
+            "column by a string (X.columns = X.columns.astype(str)), or none."
+        )
     return names
 
 
@@ -156,6 +121,16 @@ def _refuse_sparse(X: Any, name: str) -> None:
         raise TypeError(
             f"{name} is a sparse matrix; the explainers need dense rows (they copy cells between rows). "
             "Densify it with X.toarray() (or pass a DataFrame)."
+        )
+
+
+def _refuse_complex(X: Any, name: str) -> None:
+    """Raise scikit-learn's ValueError for complex data (a float64 copy would drop the imaginary parts)."""
+    dtypes = X.dtypes if _is_dataframe(X) else [getattr(X, "dtype", None)]
+    if any(getattr(dtype, "kind", "") == "c" for dtype in dtypes):
+        raise ValueError(
+            f"Complex data not supported: {name} has complex values; pass their real and imaginary parts as "
+            "columns of their own."
         )
 
 
@@ -188,14 +163,11 @@ def _check_array(
     array: np.ndarray, name: str, n_features: int | None, allow_nan: bool, nan_hint: str, columns: list | None = None
 ) -> None:
     if array.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features), got shape {array.shape}; "
-            "reshape a single row with X.reshape(1, -1)."
-        )
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} has no rows.")
+        raise ValueError(_not_two_dimensional(name, array.shape))
+    if array.shape[0] == 0:  # scikit-learn's words (its estimator checks read them)
+        raise ValueError(f"{name} has 0 sample(s) (shape={array.shape}) while a minimum of 1 is required.")
     if array.shape[1] == 0:
-        raise ValueError(f"{name} has no features.")
+        raise ValueError(f"{name} has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
     if not allow_nan:
         refuse_missing_values(array, name, nan_hint, columns)
     infinite = np.isinf(array)
@@ -204,6 +176,29 @@ def _check_array(
         raise ValueError(f"{name} contains infinity ({_where(rows, cols, columns)}).")
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(f"{name} has {array.shape[1]} features, but the explainer was fitted with {n_features}.")
+
+
+def _not_two_dimensional(name: str, shape: tuple) -> str:
+    """Return the error of data that is not 2-D ("Reshape your data", as scikit-learn says it)."""
+    return (
+        f"{name} must be 2-D (n_samples, n_features), got shape {shape}. Reshape your data: X.reshape(1, -1) "
+        "for a single row, X.reshape(-1, 1) for a single feature."
+    )
+
+
+def check_fitted_features(estimator: Any, X: Any) -> None:
+    """Check the number and names of the features of ``X`` against ``fit``'s, as scikit-learn does.
+
+    Calls ``validate_data(estimator, X, reset=False, skip_check_array=True)``: another count than
+    ``n_features_in_`` raises scikit-learn's ValueError, and so do a DataFrame's columns other than
+    ``feature_names_in_``; X without names after a fit with names (or the reverse) warns. X is not
+    converted (a raw table keeps its string and category columns); data that is not 2-D is refused
+    first. Call it in ``explain`` / ``transform`` before X is read, after any dask branch.
+    """
+    shaped = X if hasattr(X, "shape") else np.asarray(X, dtype=object)  # lists: only their shape is read
+    if len(shaped.shape) != 2:
+        raise ValueError(_not_two_dimensional("X", shaped.shape))
+    validate_data(estimator, shaped, reset=False, skip_check_array=True)
 
 
 KERNEL_NAN_HINT = (
@@ -254,8 +249,7 @@ def _check_names(names: list[str] | None, feature_names: list[str] | None, name:
 def missing_value_policy(allow_nan: str | bool, model: Any) -> dict:
     """Return ``check_table``'s ``allow_nan`` and ``nan_hint`` for a class's ``allow_nan`` and model.
 
-    "auto": NaN passes to estimators and boosters (one that cannot take it fails with an error
-    naming it), not to a plain callable, which must say ``allow_nan=True``.
+    "auto": NaN passes to estimators and boosters, not to a plain callable.
     """
     if allow_nan != "auto":
         allow = bool(allow_nan)
@@ -275,13 +269,9 @@ def default_feature_names(d: int, *candidates: Any) -> list[str]:
 
 
 class RegistryNames(StrOptions):
-    """Constraint of a parameter naming a registry entry: the names registered now, and ``extra`` names.
+    """Constraint of a parameter naming a registry entry: the names registered at validation, and ``extra``."""
 
-    The registry is read at validation, so a plugin registered after import is accepted by every
-    public class that takes the parameter (a ``StrOptions`` built at class definition refused it).
-    """
-
-    def __init__(self, registry: dict, extra: tuple = ()) -> None:
+    def __init__(self, registry: Mapping[str, Any], extra: tuple = ()) -> None:
         self.registry, self.extra = registry, frozenset(extra)
         super().__init__(set(self.extra) | set(registry))
 
@@ -329,6 +319,56 @@ MAX_EVALS = [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})]
 """``max_evals``: value-function evaluations per explained row (v(∅) and v(N) included), or "auto"."""
 
 
+N_FEATURES_TO_SELECT = [Interval(Integral, 1, None, closed="left"), Interval(RealNotInt, 0, 1, closed="right")]
+"""``n_features_to_select``: how many players a selector keeps, a count or a fraction of the players."""
+
+
+def selected_count(n_features_to_select: int | float, n_players: int) -> int:
+    """Return the players a selector keeps: the count (at most ``n_players``) or the fraction (at least 1).
+
+    Examples
+    --------
+    >>> selected_count(3, 10), selected_count(0.25, 10), selected_count(0.01, 10)
+    (3, 2, 1)
+    """
+    if isinstance(n_features_to_select, Integral):
+        if n_features_to_select > n_players:
+            raise ValueError(
+                f"n_features_to_select must be between 1 and {n_players} (the features, a group counting as one), "
+                f"got {n_features_to_select} for {n_players} feature(s)."
+            )
+        return int(n_features_to_select)
+    return max(1, round(n_features_to_select * n_players))
+
+
+RENAMED = "deprecated"
+"""Default of a parameter renamed in 1.0: set, it is used under its new name with a FutureWarning."""
+
+
+def renamed(constraints: list) -> list:
+    """Return the constraints of a parameter renamed in 1.0: its new name's, and the hidden ``RENAMED`` default."""
+    return [*constraints, Hidden(StrOptions({RENAMED}))]
+
+
+def renamed_parameter(estimator: Any, old: str, new: str) -> Any:
+    """Return the value of parameter ``new``, or of ``old`` (its name before 1.0) with a FutureWarning.
+
+    Setting both is an error. ``old`` is removed in 1.1.
+    """
+    old_value = getattr(estimator, old)
+    if isinstance(old_value, str) and old_value == RENAMED:
+        return getattr(estimator, new)
+    default = inspect.signature(type(estimator)).parameters[new].default
+    if getattr(estimator, new) != default:
+        raise ValueError(f"{old}= was renamed {new}= in sklearn_shapq 1.0: pass {new}= only, not both.")
+    warnings.warn(
+        f"{old}= was renamed {new}= in sklearn_shapq 1.0 and will be removed in 1.1: pass {new}={old_value!r}.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return old_value
+
+
 def effective_n_jobs(n_jobs: int | None) -> int:
     """Return the number of workers ``n_jobs`` means, with joblib's semantics (the active backend included).
 
@@ -343,9 +383,7 @@ def effective_n_jobs(n_jobs: int | None) -> int:
 def is_class_target(y: Any) -> bool:
     """Whether a target holds class labels: binary or multiclass labels that are not floats.
 
-    A float target is a regression target even when its values are whole numbers (the diabetes
-    progression, counts): scikit-learn's ``type_of_target`` calls those "multiclass". Integer,
-    bool, string and categorical labels are classes.
+    A float target is a regression target even when its values are whole numbers (unlike ``type_of_target``).
 
     Examples
     --------

@@ -1,20 +1,6 @@
-"""Explaining dask collections: lazy, block by block, bit-identical to an eager run of the same rows.
+"""Explaining dask collections lazily, one eager ``explain`` per block, with an eager run's values.
 
-``explain(X)`` of :class:`~sklearn_shapq.PermutationShapExplainer`,
-:class:`~sklearn_shapq.ProductKernelShapExplainer` and :class:`~sklearn_shapq.TopKShapley` (local
-mode) hands a dask Array or DataFrame to :func:`lazy_explain`: each block (all its columns at once)
-runs the ordinary eager ``explain`` on a worker. A row's estimate is keyed by its content, so any
-chunking or partitioning gives the values an eager run gives (spec: scaling_out.md), bit for bit
-when the model predicts a row the same in any batch (trees and boosters do; a BLAS-backed linear
-model may differ in the last bit). The fitted
-explainer enters the graph once (``dask.delayed(..., pure=True, traverse=False)``), scattered to
-every worker first when it is large and a distributed client is running.
-
-Layouts. For a dask Array of shape (n, d): values (n, p) for one output, (n, p, k) for k outputs,
-p the players (features or groups). For a dask DataFrame: a DataFrame with X's index and one
-column per player (``get_feature_names_out`` names: "output__player" for k outputs, output by
-output). :func:`lazy_estimates` gives the values, their standard errors and the base values from
-one computation; :func:`to_explanation` turns a computed slice into a ``shap.Explanation``.
+See the user guide's "Scaling out on Dask" for layouts and guarantees.
 """
 
 from __future__ import annotations
@@ -26,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq._explanation import explanation_data, make_explanation
 from sklearn_shapq._validation import check_table
 
 SCATTER_BYTES = 10 * 2**20
@@ -45,11 +30,7 @@ def is_dask_collection(X: Any) -> bool:
 
 
 def value_layout(explainer: Any) -> tuple[list[str], int, bool]:
-    """Return the players' names, the number of outputs k, and whether values carry an output axis.
-
-    An explainer with ``n_outputs_`` explains every output ((n, p, k) for k > 1); one without it
-    (TopKShapley) explains one output per row, (n, p).
-    """
+    """Return the players' names, ``n_outputs``, and whether values carry an output axis (not for TopKShapley)."""
     players = [str(name) for name in explainer.feature_groups_.names]
     outputs = getattr(explainer, "n_outputs_", None)
     if outputs is None:
@@ -73,20 +54,17 @@ def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
     Returns
     -------
     dict
-        For a dask Array: dask Arrays ``values`` and ``error_std`` ((n, p) or (n, p, k)) and
-        ``base_values`` ((n,) or (n, k)). For a dask DataFrame: dask DataFrames with X's index,
-        columns named as ``get_feature_names_out`` names them (the players; "output__player"
-        for k outputs) for ``values``, the same with "__error_std" appended for ``error_std``,
-        and "base_value" (k outputs: "base_value__output") for ``base_values``. Computing
-        several of them together (``dask.compute(*estimates.values())``) explains each block
-        once; computing them one by one explains the blocks again each time.
+        For a dask Array: ``values`` and ``error_std`` of shape (n, n_players) or
+        (n, n_players, n_outputs), ``base_values`` (n,) or (n, n_outputs). For a dask DataFrame:
+        DataFrames with X's index and columns named by ``get_feature_names_out`` (suffix
+        "__error_std"; "base_value"). Compute them together to explain each block once.
 
     Raises
     ------
     TypeError
         ``X`` is not a dask Array or DataFrame.
     ValueError
-        ``X`` does not have the fitted columns (their number, or a DataFrame's names).
+        ``X`` does not have the fitted columns.
 
     Examples
     --------
@@ -142,16 +120,12 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
     X : ndarray or DataFrame of shape (m, d)
         The explained rows (e.g. ``X_dask[:100].compute()``).
     estimates : dict
-        Computed entries of :func:`lazy_estimates` for the same rows, in the layout of either
-        form (Arrays (m, p) or (m, p, k); DataFrames (m, p) or (m, k p), output by output);
-        ``values`` is required, ``error_std`` and ``base_values`` are used when present (the
-        base values default to the explainer's ``expected_value_``; TopKShapley has none, as
-        each row's explained output has its own, so pass them).
+        Computed entries of :func:`lazy_estimates` for the same rows; ``values`` required,
+        ``base_values`` default to ``expected_value_`` (pass them for TopKShapley).
 
     Returns
     -------
     shap.Explanation
-        As ``explainer.explain(X)`` returns, for every shap plot, without computing anything again.
     """
     players, outputs, output_axis = value_layout(explainer)
     codec = getattr(explainer, "_codec", None)
@@ -162,8 +136,6 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
         tables=codec is not None,
         allow_nan=True,
     )
-    groups = explainer.feature_groups_
-    data, display_data = explanation_data(array, codec, None if explainer.feature_groups is None else groups)
     rows = array.shape[0]
 
     def as_cube(name: str) -> np.ndarray | None:
@@ -185,26 +157,18 @@ def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
             f"{type(explainer).__name__} explains each row's own output, whose base value differs by row: pass "
             "estimates['base_values'] (from lazy_estimates)."
         )
-    return make_explanation(
+    return explainer._explanation(
+        array,
+        codec,
         as_cube("values"),
         base,
-        data,
-        players,
         output_names=getattr(explainer, "output_names_", None),
-        display_data=display_data,
         error_std=as_cube("error_std"),
     )
 
 
 def _shipped(explainer: Any) -> Any:
-    """Return the fitted explainer as one graph node: progress off on the workers, scattered when large.
-
-    A ``random_state`` that is not an int (None, a Generator or RandomState) becomes one int
-    drawn from it now, so every block of the call draws as one eager call would (an int
-    ``random_state`` gives the values of an eager call exactly). The copy shares the fitted
-    state, the model included, which the blocks of a threaded worker use at once (as
-    ``n_jobs`` threads do in an eager call).
-    """
+    """Return the fitted explainer as one graph node: progress off, a non-int ``random_state`` drawn to an int now."""
     import cloudpickle
     import dask
 
@@ -226,7 +190,7 @@ def _shipped(explainer: Any) -> Any:
 
 
 def _estimates(explainer: Any, rows: Any) -> np.ndarray:
-    """One block's values, standard errors and base values, side by side: (m, 2 k p + k)."""
+    """One block's values, standard errors and base values, side by side: (m, (2 n_players + 1) n_outputs)."""
     explanation = explainer.explain(rows)
     m = explanation.values.shape[0]
 
@@ -259,14 +223,7 @@ def _partition_estimates(partition: Any, explainer: Any, columns: list[str], res
 
 
 def _dask_string_conversions(explainer: Any, X: Any) -> dict[int, tuple]:
-    """Return the columns that dask's string conversion changed from what ``fit`` had: {position: (dtype, missing)}.
-
-    With ``dataframe.convert-string`` on (dask's default), dask turns object and ``str`` columns
-    into ``string`` columns whose missing cells are ``<NA>``: cells the user never had (an
-    eager explain of the same pandas rows sees None or NaN, which a model may treat otherwise).
-    Such a column is turned back, partition by partition, to the dtype of fit, a missing cell
-    to the one kind of missing value the column had in fit.
-    """
+    """Return the columns that dask's string conversion changed from ``fit``'s: {position: (dtype, missing)}."""
     import dask
     import pandas as pd
 
@@ -309,10 +266,7 @@ def _restored(partition: Any, restore: dict[int, tuple]) -> Any:
 
 
 def _columns(stacked: Any, start: int, stop: int, trailing: tuple[int, ...]) -> Any:
-    """Columns start:stop of the stacked estimates, each row reshaped to ``trailing`` (lazily, block by block).
-
-    Values and standard errors of k outputs are stored output by output: (m, k p) → (m, p, k).
-    """
+    """Columns start:stop of the stacked estimates, each row reshaped to ``trailing`` (output by output)."""
 
     def take(block: np.ndarray) -> np.ndarray:
         piece = block[:, start:stop]

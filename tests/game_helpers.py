@@ -87,7 +87,7 @@ def run_estimator(name, game, max_evals, seed=0, keys=None, games=None, **option
     if keys is None:
         rows = game.backend.to_numpy(game.x)[games] if hasattr(game, "x") else games[:, None].astype(float)
         keys = row_keys(seed, rows)
-    estimator = SHAPLEY_ALGORITHMS[name](name, max_evals, game.n_players, seed, **options)
+    estimator = SHAPLEY_ALGORITHMS[name](max_evals, game.n_players, seed, **options)
     return estimator.estimate(game, games, np.asarray(keys, dtype=np.uint64)), estimator
 
 

@@ -30,10 +30,10 @@ def three_classes():
     return X, HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, labels)
 
 
-@pytest.mark.parametrize("sampler", ["leverage", "orthogonal", "antithetic"])
-def test_a_dask_array_gives_the_eager_values_for_any_chunking(regression, sampler):
+@pytest.mark.parametrize("algorithm", ["leverage", "orthogonal", "antithetic"])
+def test_a_dask_array_gives_the_eager_values_for_any_chunking(regression, algorithm):
     X, _, model = regression
-    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=60, random_state=3, progress=False)
+    explainer = PermutationShapExplainer(model, algorithm=algorithm, max_evals=60, random_state=3, progress=False)
     explainer.fit(X[:40])
     rows = X[40:97]
     eager = explainer.explain(rows).values
@@ -146,7 +146,7 @@ def test_a_computed_slice_becomes_an_explanation_for_the_plots(regression):
 def test_without_a_seed_every_block_of_one_call_draws_alike(regression):
     """random_state=None: one fresh seed per lazy call, so duplicates in different blocks agree."""
     X, _, model = regression
-    explainer = PermutationShapExplainer(model, sampler="orthogonal", max_evals=60, progress=False).fit(X[:40])
+    explainer = PermutationShapExplainer(model, algorithm="orthogonal", max_evals=60, progress=False).fit(X[:40])
     rows = np.concatenate([X[40:50], X[40:50]])
     values = explainer.explain(da.from_array(rows, chunks=10)).compute()
     np.testing.assert_array_equal(values[:10], values[10:])
@@ -155,7 +155,9 @@ def test_without_a_seed_every_block_of_one_call_draws_alike(regression):
 
 def test_top_k_local_mode_and_the_product_kernel_explainer(regression):
     X, y, model = regression
-    top_k = TopKShapley(model, k=2, prefit=True, max_evals=300, random_state=2, progress=False).fit(X[:50])
+    top_k = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=300, random_state=2, progress=False).fit(
+        X[:50]
+    )
     lazy = top_k.explain(da.from_array(X[50:70], chunks=6))
     assert lazy.shape == (20, 6)
     np.testing.assert_array_equal(lazy.compute(), top_k.explain(X[50:70]).values)
@@ -229,7 +231,7 @@ def test_a_generator_seed_gives_one_draw_for_every_chunking(regression):
     X, _, model = regression
     rows = np.concatenate([X[40:60], X[40:60]])
     explainer = PermutationShapExplainer(
-        model, sampler="orthogonal", max_evals=60, random_state=np.random.default_rng(1), progress=False
+        model, algorithm="orthogonal", max_evals=60, random_state=np.random.default_rng(1), progress=False
     ).fit(X[:40])
     values = explainer.explain(da.from_array(rows, chunks=5)).compute()
     np.testing.assert_array_equal(values[:20], values[20:])  # duplicates in other blocks: the same seed
@@ -257,7 +259,9 @@ def test_clear_errors_before_any_work(regression):
 
     with pytest.raises(TypeError, match="dask Array or DataFrame"):
         explainer.explain(db.from_sequence([1, 2]))
-    top_k = TopKShapley(model, k=2, prefit=True, max_evals=300, random_state=0, progress=False).fit(X[:40])
+    top_k = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=300, random_state=0, progress=False).fit(
+        X[:40]
+    )
     values = top_k.explain(da.from_array(X[40:50], chunks=5)).compute()
     with pytest.raises(ValueError, match="pass estimates\\['base_values'\\]"):
         to_explanation(top_k, X[40:50], {"values": values})

@@ -47,7 +47,7 @@ def sampled(regression_data, forest):
     """A sampled explanation of a DataFrame: non-zero error bars."""
     df, _ = regression_data
     explainer = PermutationShapExplainer(
-        forest, sampler="antithetic", max_evals=40, background_size=25, random_state=0
+        forest, algorithm="antithetic", max_evals=40, background_size=25, random_state=0
     ).fit(df)
     return explainer.explain(df.iloc[:N_EXPLAIN])
 
@@ -56,7 +56,7 @@ def sampled(regression_data, forest):
 def exact_from_array(regression_data, forest):
     df, _ = regression_data
     X = df.to_numpy()
-    explainer = PermutationShapExplainer(forest, sampler="exact", background_size=25, random_state=0).fit(X)
+    explainer = PermutationShapExplainer(forest, algorithm="exact", background_size=25, random_state=0).fit(X)
     return explainer.explain(X[:N_EXPLAIN])
 
 
@@ -100,7 +100,7 @@ def test_contract_dataframe_input(sampled):
     assert sampled.lower_bounds.shape == sampled.values.shape
     assert sampled.upper_bounds.shape == sampled.values.shape
     assert sampled.error_std.shape == sampled.values.shape
-    # a sampler gives a real interval around the estimate (zero only where every pair agrees)
+    # an algorithm gives a real interval around the estimate (zero only where every pair agrees)
     width = sampled.upper_bounds - sampled.lower_bounds
     assert np.all(width >= 0)
     assert np.mean(width > 0) > 0.8
@@ -209,7 +209,7 @@ def test_waterfall_with_single_sampling_unit(regression_data, forest):
     # one antithetic pair: standard errors (and bounds) are NaN; the plot still draws
     df, _ = regression_data
     explainer = PermutationShapExplainer(
-        forest, sampler="antithetic", max_evals=2 * N_FEATURES, background_size=25, random_state=0
+        forest, algorithm="antithetic", max_evals=2 * N_FEATURES, background_size=25, random_state=0
     ).fit(df)
     exp = explainer.explain(df.iloc[:2])
     assert np.isnan(exp.lower_bounds).all()
@@ -219,7 +219,7 @@ def test_waterfall_with_single_sampling_unit(regression_data, forest):
 
 def test_waterfall_with_mc_sampler(regression_data, forest):
     df, _ = regression_data
-    explainer = PermutationShapExplainer(forest, sampler="mc", max_evals=30, background_size=25, random_state=1)
+    explainer = PermutationShapExplainer(forest, algorithm="mc", max_evals=30, background_size=25, random_state=1)
     exp = explainer.fit(df).explain(df.iloc[:3])
     assert np.all(exp.upper_bounds > exp.lower_bounds)
     shap.plots.waterfall(exp[1], show=False)

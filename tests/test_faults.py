@@ -125,7 +125,7 @@ def fault_positions(n_calls):
     return sorted({1, 2, n_calls // 2, n_calls - 1, n_calls})
 
 
-def permutation_explainer(sampler, n_jobs, model_kind):
+def permutation_explainer(algorithm, n_jobs, model_kind):
     def make():
         if model_kind == "callable":
             model = FaultyCallable()
@@ -136,8 +136,8 @@ def permutation_explainer(sampler, n_jobs, model_kind):
         # small model calls: several blocks of rows, many calls per block; "auto" below 2^d: no exact values
         explainer = PermutationShapExplainer(
             model,
-            sampler=sampler,
-            max_evals=40 if sampler == "exact" else 30,
+            algorithm=algorithm,
+            max_evals=40 if algorithm == "exact" else 30,
             background_size=10,
             batch_size=40,
             random_state=0,
@@ -165,10 +165,10 @@ def assert_faults_leave_it_whole(make, background, rows, expected, n_calls):
 
 @pytest.mark.parametrize("model_kind", ["callable", "estimator"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-@pytest.mark.parametrize("sampler", ["auto", "leverage", "orthogonal", "exact"])
-def test_a_fault_mid_explain_raises_and_the_next_explain_is_bit_identical(data, sampler, n_jobs, model_kind):
+@pytest.mark.parametrize("algorithm", ["auto", "leverage", "orthogonal", "exact"])
+def test_a_fault_mid_explain_raises_and_the_next_explain_is_bit_identical(data, algorithm, n_jobs, model_kind):
     background, rows = data
-    make = permutation_explainer(sampler, n_jobs, model_kind)
+    make = permutation_explainer(algorithm, n_jobs, model_kind)
     expected, n_calls = explain_calls(make, background, rows)
     assert n_calls > 20  # several blocks of rows, several calls each
     assert_faults_leave_it_whole(make, background, rows, expected, n_calls)
@@ -213,7 +213,9 @@ def test_a_fault_in_topk_prefit_explain_raises_and_the_next_explain_is_bit_ident
 
     def make():
         model = FaultyRegressor().fit(np.zeros((1, D)))
-        explainer = TopKShapley(model, prefit=True, k=2, batch_size=40, random_state=0, progress=False, n_jobs=n_jobs)
+        explainer = TopKShapley(
+            model, prefit=True, n_features_to_select=2, batch_size=40, random_state=0, progress=False, n_jobs=n_jobs
+        )
         return explainer, model.fault
 
     expected, n_calls = explain_calls(make, background, rows)
@@ -309,19 +311,19 @@ class KeepingModel:
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-@pytest.mark.parametrize("sampler", ["leverage", "orthogonal", "exact"])
-def test_a_callable_that_keeps_its_input_rows_finds_them_unchanged(data, sampler, n_jobs):
+@pytest.mark.parametrize("algorithm", ["leverage", "orthogonal", "exact"])
+def test_a_callable_that_keeps_its_input_rows_finds_them_unchanged(data, algorithm, n_jobs):
     background, rows = data
     model = KeepingModel()
     explainer = PermutationShapExplainer(
-        model, sampler=sampler, max_evals=40, background_size=10, batch_size=40, random_state=0, progress=False
+        model, algorithm=algorithm, max_evals=40, background_size=10, batch_size=40, random_state=0, progress=False
     ).set_params(n_jobs=n_jobs)
     values = explainer.fit(background).explain(rows).values
     assert len(model.kept) > 20
     for kept, copy in model.kept:
         np.testing.assert_array_equal(kept, copy)
     clean = PermutationShapExplainer(
-        target, sampler=sampler, max_evals=40, background_size=10, batch_size=40, random_state=0, progress=False
+        target, algorithm=algorithm, max_evals=40, background_size=10, batch_size=40, random_state=0, progress=False
     )
     np.testing.assert_array_equal(values, clean.fit(background).explain(rows).values)
 
@@ -378,7 +380,7 @@ def test_a_dask_worker_lost_mid_compute_gives_the_eager_values(data, tmp_path, m
     background, rows = data
     flag = tmp_path / "died"
     explainer = PermutationShapExplainer(
-        DiesOnce(str(flag)), sampler="leverage", max_evals=24, background_size=10, random_state=0, progress=False
+        DiesOnce(str(flag)), algorithm="leverage", max_evals=24, background_size=10, random_state=0, progress=False
     ).fit(background)
     eager = explainer.explain(rows)
     # the worker lost in an earlier test is replaced first: a scattered explainer reaches both

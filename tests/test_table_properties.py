@@ -3,10 +3,10 @@
 The contract ("no silent wrong answer") for DataFrames explained by
 :class:`~sklearn_shapq.PermutationShapExplainer` and by ``TopKShapley(prefit=True).explain``:
 
-(a) values + base_values == f(X as passed) to 1e-10, for every exactly efficient sampler; the
+(a) values + base_values == f(X as passed) to 1e-10, for every exactly efficient algorithm; the
     base value is the mean of f over the background as passed to ``fit`` (``expected_value_``,
     and ``base_values`` where the explained dtypes are the background's);
-(b) ``sampler="exact"`` gives the brute-force Shapley values of the interventional game built in
+(b) ``algorithm="exact"`` gives the brute-force Shapley values of the interventional game built in
     this file with pandas alone (no package code) to 1e-10, when the explained frame has the
     background's dtypes; where it has others, those of the same game on the background cast to
     the explained dtypes (``astype``, strictly), the rule the user guide documents for tables;
@@ -522,7 +522,7 @@ def exact_runs(draw, max_columns: int = 5) -> Run:
     case = draw(tables(mismatch=False, max_columns=max_columns))
     as_estimator = draw(st.booleans())
     params = {
-        "sampler": "exact",
+        "algorithm": "exact",
         "feature_groups": draw(feature_groups(case.names)),
         "allow_nan": "auto" if as_estimator else True,
         "batch_size": draw(st.sampled_from(("auto", 1, 7))),
@@ -536,7 +536,7 @@ def recast_runs(draw, max_columns: int = 5) -> Run:
     """The exact explainer on a table whose first explained column draws another dtype than the background's."""
     case = draw(tables(mismatch="first", max_columns=max_columns))
     params = {
-        "sampler": "exact",
+        "algorithm": "exact",
         "feature_groups": draw(feature_groups(case.names)),
         "allow_nan": True,
         "batch_size": draw(st.sampled_from(("auto", 1, 7))),
@@ -546,21 +546,21 @@ def recast_runs(draw, max_columns: int = 5) -> Run:
 
 @st.composite
 def sampler_runs(draw, max_columns: int = 5) -> Run:
-    """Any exactly efficient sampler (at a small budget) on a table whose explained dtypes may differ."""
+    """Any exactly efficient algorithm (at a small budget) on a table whose explained dtypes may differ."""
     case = draw(tables(mismatch=True, max_columns=max_columns))
     groups = draw(feature_groups(case.names))
     n_players, n_background = len(players(case.names, groups)[0]), len(case.fit[0].cells)
-    sampler = draw(st.sampled_from(("exact", "auto", *EFFICIENT_SAMPLERS)))
-    if sampler == "exact":
+    algorithm = draw(st.sampled_from(("exact", "auto", *EFFICIENT_SAMPLERS)))
+    if algorithm == "exact":
         max_evals = 2**n_players
-    elif sampler == "auto":
+    elif algorithm == "auto":
         max_evals = "auto"
     else:
-        minimum = SHAPLEY_ALGORITHMS[sampler].minimum_evals(sampler, n_players)
+        minimum = SHAPLEY_ALGORITHMS[algorithm].minimum_evals(n_players)
         max_evals = max(2, minimum) + draw(st.integers(0, 2 * n_players))
-    splits = sampler not in ("exact", "auto") and SHAPLEY_ALGORITHMS[sampler].draws_per_game(sampler)
+    splits = algorithm not in ("exact", "auto") and SHAPLEY_ALGORITHMS[algorithm].draws_per_game()
     params = {
-        "sampler": sampler,
+        "algorithm": algorithm,
         "max_evals": max_evals,
         "feature_groups": groups,
         "allow_nan": True,
@@ -686,10 +686,10 @@ def test_other_dtypes_at_explain_recast_the_background_as_documented(run):
 
 @given(run=sampler_runs())
 def test_every_efficient_sampler_explains_the_rows_as_passed(run):
-    """(a) for every exactly efficient sampler, the explained dtypes sometimes not the background's; else (c)."""
+    """(a) for every exactly efficient algorithm, the explained dtypes sometimes not the background's; else (c)."""
     explanation = explain(run)
     if explanation is not None:
-        check_efficiency(run, explanation, f"sampler={run.params['sampler']!r}")
+        check_efficiency(run, explanation, f"algorithm={run.params['algorithm']!r}")
     assert not run.model.problems, run.model.problems
 
 
@@ -698,7 +698,7 @@ def test_topk_explain_sums_to_the_model_on_the_rows_as_passed(run):
     """TopKShapley(prefit=True).explain: (a) for its efficient methods, (b) for Leverage SHAP on every coalition."""
     explanation = explain(run)
     if explanation is not None:
-        what = f"TopKShapley(method={run.params['method']!r})"
+        what = f"TopKShapley(algorithm={run.params['method']!r})"
         check_efficiency(run, explanation, what)
         if run.params["method"] == "leverage" and run.case.same_dtypes:  # every coalition: the exact values
             check_brute_force(run, explanation, atol=1e-8)

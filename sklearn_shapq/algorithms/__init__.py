@@ -1,42 +1,39 @@
 """Estimators: turn evaluations of a game into Shapley estimates, standard errors and top-k sets.
 
-Every estimator family is a class registered by name: :data:`SHAPLEY_ALGORITHMS` for Shapley
-values (exact, permutation walks of every registered sampler, Leverage SHAP, Owen, stratified) and
-:data:`TOPK_ALGORITHMS` for top-k identification (the CMCS family and the paper's baselines).
-Importing this package registers them all.
+Every algorithm is one class registered by name with :func:`sklearn_shapq.register`:
+:data:`SHAPLEY_ALGORITHMS` for Shapley values (exact, the permutation walk over every registered
+ordering source, Leverage SHAP, Owen, stratified) and :data:`TOPK_ALGORITHMS` for top-k
+identification (the CMCS family and the paper's baselines). Importing this package registers them all.
 """
 
 from sklearn_shapq.algorithms import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
+from sklearn_shapq.algorithms._background_parts import BackgroundPartsMerge
 from sklearn_shapq.algorithms._exact import ExactAlgorithm, exact_shapley
 from sklearn_shapq.algorithms._leverage import KernelShapAlgorithm, LeverageAlgorithm, leverage_pairs
 from sklearn_shapq.algorithms._leverage_control_variate import LeverageControlVariateAlgorithm
-from sklearn_shapq.algorithms._moments import RunningMoments
-from sklearn_shapq.algorithms._owen import OwenAlgorithm, owen_plan, owen_units
+from sklearn_shapq.algorithms._moments import RunningMoments, satterthwaite_dof
+from sklearn_shapq.algorithms._owen import OwenAlgorithm, OwenHalvedAlgorithm, owen_plan, owen_units
 from sklearn_shapq.algorithms._permutation_walk import walk_gains, walk_units
 from sklearn_shapq.algorithms._product_kernel_shapley import (
-    PRODUCT_KERNEL_METHODS,
+    PRODUCT_KERNEL_ALGORITHMS,
     product_kernel_shapley,
-    resolve_product_kernel_method,
+    resolve_product_kernel_algorithm,
 )
-from sklearn_shapq.algorithms._registry import (
-    SHAPLEY_ALGORITHMS,
-    ShapleyAlgorithm,
-    ShapleyEstimate,
-    register_algorithm,
-)
+from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._statistic_shapley import statistic_shapley
 from sklearn_shapq.algorithms._stratified import StratifiedAlgorithm, stratified_plan, stratified_shapley
 from sklearn_shapq.algorithms._topk import top_k_shapley
-from sklearn_shapq.algorithms._topk_base import TOPK_ALGORITHMS, TopKAlgorithm, register_topk
+from sklearn_shapq.algorithms._topk_base import TOPK_ALGORITHMS, TopKAlgorithm
 from sklearn_shapq.algorithms._topk_cmcs import cmcs_coalition_probability, cmcs_coalitions, extended_marginals
 from sklearn_shapq.algorithms._topk_leverage import LeverageTopK
 from sklearn_shapq.algorithms._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
 from sklearn_shapq.algorithms._topk_state import TopKResult
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
-from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm, register_sampler
+from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm
 
 __all__ = [
-    "PRODUCT_KERNEL_METHODS",
+    "BackgroundPartsMerge",
+    "PRODUCT_KERNEL_ALGORITHMS",
     "SHAPLEY_ALGORITHMS",
     "TOPK_ALGORITHMS",
     "ExactAlgorithm",
@@ -45,6 +42,7 @@ __all__ = [
     "LeverageAlgorithm",
     "LeverageTopK",
     "OwenAlgorithm",
+    "OwenHalvedAlgorithm",
     "PermutationWalkAlgorithm",
     "RunningMoments",
     "ShapleyEstimate",
@@ -65,10 +63,8 @@ __all__ = [
     "owen_units",
     "product_kernel_shapley",
     "ratio_precision",
-    "register_algorithm",
-    "register_sampler",
-    "register_topk",
-    "resolve_product_kernel_method",
+    "satterthwaite_dof",
+    "resolve_product_kernel_algorithm",
     "statistic_shapley",
     "stratified_plan",
     "stratified_shapley",

@@ -6,14 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.algorithms._registry import (
-    DEFAULT_MASK_BYTES,
-    ShapleyAlgorithm,
-    ShapleyEstimate,
-    register_algorithm,
-)
-from sklearn_shapq.games import coalition_masks, shapley_from_table
-from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS
+from sklearn_shapq._registry import register
+from sklearn_shapq.algorithms._registry import DEFAULT_MASK_BYTES, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.games import MAX_ENUMERATED_PLAYERS, coalition_masks, shapley_from_table
 
 _CODE_CHUNK = 1 << 16
 """Coalition codes decoded per step (a fixed number, so a game's values never depend on the block)."""
@@ -22,11 +17,11 @@ _CODE_CHUNK = 1 << 16
 def exact_shapley(game: Any, games: Any, *, max_mask_bytes: int = DEFAULT_MASK_BYTES) -> Any:
     """Exact Shapley values of games ``games`` (B,), from all 2^d coalitions.
 
-    Costs 2^d − 2 new evaluations of v per game (v(∅) and v(N) are cached).
+    Costs 2^d − 2 new evaluations per game.
 
     Returns
     -------
-    array of shape (B, d, k) on the game's backend
+    array of shape (B, d, n_outputs)
 
     Examples
     --------
@@ -51,24 +46,26 @@ def exact_shapley(game: Any, games: Any, *, max_mask_bytes: int = DEFAULT_MASK_B
     return shapley_from_table(table, xp)
 
 
-@register_algorithm("exact")
+@register
 class ExactAlgorithm(ShapleyAlgorithm):
-    """Sampler "exact": all 2^d coalitions (d <= 30); values with zero standard errors."""
+    """Algorithm "exact": all 2^d coalitions (d <= 30); values with zero standard errors."""
+
+    name = "exact"
 
     @classmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
+    def minimum_evals(cls, n_players: int) -> int:
         """2^d: every coalition once."""
         return 2**n_players
 
     @classmethod
-    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
+    def refusal(cls, max_evals: int, n_players: int) -> str | None:
         """Refuse d > 30 (2^d coalitions) and budgets below 2^d."""
         if n_players > MAX_ENUMERATED_PLAYERS:
-            return f"sampler='exact' enumerates 2^{n_players} coalitions; use it for d <= {MAX_ENUMERATED_PLAYERS}."
-        return super().refusal(name, max_evals, n_players)
+            return f"algorithm='exact' enumerates 2^{n_players} coalitions; use it for d <= {MAX_ENUMERATED_PLAYERS}."
+        return super().refusal(max_evals, n_players)
 
     @classmethod
-    def draws_per_game(cls, name: str) -> bool:
+    def draws_per_game(cls) -> bool:
         """No draws: every game enumerates the same coalitions."""
         return False
 
@@ -85,5 +82,8 @@ class ExactAlgorithm(ShapleyAlgorithm):
         values = exact_shapley(game, games)
         n_rows = len(games)
         return ShapleyEstimate(
-            values, game.backend.xp.zeros_like(values), np.full(n_rows, np.inf), np.full(n_rows, self.n_evals)
+            values=values,
+            stderr=game.backend.xp.zeros_like(values),
+            n_evals=np.full(n_rows, self.n_evals),
+            dof=np.full(n_rows, np.inf),
         )

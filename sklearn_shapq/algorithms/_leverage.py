@@ -1,35 +1,6 @@
-"""Leverage SHAP and paired KernelSHAP: Shapley values by a regression on complementary pairs of coalitions.
+"""Leverage SHAP (Musco & Witter 2025) and paired KernelSHAP: a regression on complementary pairs.
 
-Musco & Witter (ICLR 2025), spec/regression_estimators.md §2. The Shapley values solve the
-constrained weighted least squares of KernelSHAP; Leverage SHAP samples its coalitions by their
-leverage scores, which give every coalition size the same number of coalitions.
-
-Design decisions
-----------------
-* **Budget.** v(∅) and v(N) (2 evaluations), then P complementary pairs (S, N ∖ S): 2 + 2P.
-* **Sizes.** Pairs go to size classes t = 1 … ⌊d/2⌋ (a pair of class t holds a coalition of size t
-  and one of size d − t; at t = d/2 both have size d/2, and S contains player 0 so that a pair is
-  never drawn twice as its own complement) so that every size gets the same number of coalitions,
-  up to the class's capacity (water-filling): a class whose capacity is reached is enumerated
-  whole, without any draw.
-* **Draws without replacement.** A class with at most :data:`ENUMERATED_CLASS_SIZE` coalitions is
-  listed and each row draws distinct entries of the list; above that, coalitions are drawn
-  independently (uniform among the class; a repeat has probability about n² / (2 C(d, t))). Both
-  by numba kernels in O(n d) per row (:mod:`sklearn_shapq.samplers._keyed_subsets`), keyed by the
-  row's key and the class, so a row's coalitions depend on its values only.
-* **Solve.** With b_S = v(S) − v(∅) − |S| (v(N) − v(∅)) / d, centred masks z̃_S = z_S − |S| / d and
-  weights w_S = 1 / (k_s s (d − s)) (the Shapley kernel over the inclusion probability k_s / C(d, s)
-  of a size-s coalition), x solves (Σ w z̃ z̃ᵀ + 11ᵀ / d + λ I) x = Σ w z̃ b and φ = x + (v(N) − v(∅)) / d.
-  The right side and every z̃ are orthogonal to 1, so Σ φ = v(N) − v(∅) exactly (efficiency by
-  construction); λ = 1e-10 of the mean diagonal keeps the system regular with few pairs. A pair
-  (S, N ∖ S) adds twice its first coalition's term to the normal matrix, so the normal equations
-  are sums over the first coalitions; they and the solves for B rows are one backend operation
-  (:mod:`sklearn_shapq.backends._paired_regression`: a numba kernel on the CPU, array code on a GPU).
-* **Standard errors.** A grouped jackknife over :data:`JACKKNIFE_GROUPS` groups of the sampled
-  pairs (the pairs of classes listed whole are no sample and stay in every fit): G more (d, d)
-  solves per row, G − 1 degrees of freedom; zero when every class is listed whole (the values are
-  then exact). The intervals are conservative (a 95% interval covered 96-99% in the tests).
-* Exact for games with interactions of order at most 2, with any pairs.
+Exactly efficient, with grouped-jackknife standard errors; design notes in ``doc/architecture.md``.
 """
 
 from __future__ import annotations
@@ -42,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate, register_algorithm
+from sklearn_shapq._registry import register
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.samplers import keyed_distinct_items, keyed_sized_coalitions, substream_keys
 
 ENUMERATED_CLASS_SIZE = 2**14
@@ -72,12 +44,10 @@ def leverage_pairs(n_pairs: int, d: int, size_weights: np.ndarray | None = None)
     Parameters
     ----------
     n_pairs : int
-        Complementary pairs to place (at most the 2^(d−1) − 1 there are).
+        At most 2^(d−1) − 1.
     d : int
-        Number of players (at least 2).
     size_weights : ndarray of shape (⌊d/2⌋,), optional
-        Relative coalitions per size of class t = 1 … ⌊d/2⌋; default all equal (Leverage SHAP's
-        leverage scores). :func:`shapley_kernel_sizes` gives KernelSHAP's.
+        Default all equal (Leverage SHAP); :func:`shapley_kernel_sizes` gives KernelSHAP's.
 
     Returns
     -------
@@ -132,7 +102,7 @@ def _listed_class(d: int, t: int) -> np.ndarray:
     if 2 * t == d:
         members = ((0, *rest) for rest in itertools.combinations(range(1, d), t - 1))
     else:
-        members = itertools.combinations(range(d), t)
+        members = itertools.combinations(range(d), t)  # type: ignore[assignment]
     index = np.array(list(members), dtype=np.intp).reshape(-1, t)
     masks = np.zeros((index.shape[0], d), dtype=bool)
     np.put_along_axis(masks, index, True, axis=1)
@@ -143,9 +113,8 @@ def _listed_class(d: int, t: int) -> np.ndarray:
 def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
     """Return the coalitions S of ``pairs[t − 1]`` pairs of each class t for each row key: (B, P, d) bool.
 
-    Class by class (t = 1, 2, …): the whole class when its count is its capacity; else distinct
-    draws (listed classes, in the order drawn) or independent draws (large classes, all in one
-    kernel call), keyed by (row key, t).
+    A class is listed whole at its capacity, else drawn keyed by (row key, t): without replacement
+    up to ``ENUMERATED_CLASS_SIZE``, independently above.
 
     Examples
     --------
@@ -180,14 +149,7 @@ def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Design:
-    """The regression's design for B rows: what does not depend on the values.
-
-    Attributes
-    ----------
-    first_masks : (B, P, d) the first coalition S of each pair; pair_sizes : (P,) |S|;
-    weights : (P,) the kernel weight of a pair's two coalitions; groups : (P,) 0 for the classes
-    listed whole, 1 … G for the jackknife's groups (host); backend : the array backend.
-    """
+    """The regression's design for B rows: first coalitions (B, P, d), their sizes, weights and groups (P,)."""
 
     first_masks: Any
     pair_sizes: np.ndarray
@@ -201,9 +163,11 @@ class _Design:
         return int(self.groups.max()) + 1
 
 
-@register_algorithm("leverage")
+@register
 class LeverageAlgorithm(ShapleyAlgorithm):
-    """Sampler "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
+    """Algorithm "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
+
+    name = "leverage"
 
     @staticmethod
     def size_weights(d: int) -> np.ndarray | None:
@@ -211,19 +175,19 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         return None
 
     @classmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
+    def minimum_evals(cls, n_players: int) -> int:
         """v(∅), v(N) and one pair per jackknife group (or every pair when there are fewer)."""
         return 2 + 2 * min(JACKKNIFE_GROUPS, 2 ** (n_players - 1) - 1)
 
     @classmethod
-    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
+    def refusal(cls, max_evals: int, n_players: int) -> str | None:
         """Below the minimum, or a row's regression larger than :data:`ROW_MAX_BYTES` (one output)."""
-        reason = super().refusal(name, max_evals, n_players)
+        reason = super().refusal(max_evals, n_players)
         n_evals = 2 * min((int(max_evals) - 2) // 2, 2 ** (n_players - 1) - 1)
         if reason is None and cls.row_bytes(n_evals, n_players, 1) > ROW_MAX_BYTES:
             reason = (
-                f"sampler {name!r} regresses on a row's {n_evals} coalitions of {n_players} features at once, "
-                f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a walking sampler "
+                f"algorithm {cls.name!r} regresses on a row's {n_evals} coalitions of {n_players} features at once, "
+                f"more than {ROW_MAX_BYTES // 2**20} MiB per row: lower max_evals or use a permutation walk "
                 "('orthogonal', 'antithetic'), whose memory does not grow with the budget."
             )
         return reason
@@ -261,7 +225,7 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         return self._estimate(phi, stderr)
 
     def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any]:
-        """Return the rows' coalitions (B, 2P, d), values (B, 2P, k) and v(N) − v(∅) (B, k)."""
+        """Return the rows' coalitions (B, 2P, d), values (B, 2P, n_outputs) and v(N) − v(∅) (B, n_outputs)."""
         masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
         values = game.grid(games, masks)
         on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices
@@ -276,11 +240,7 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         return _Design(masks[:, ::2], pair_sizes, weights, groups, backend)
 
     def _regress(self, design: _Design, values: Any, total: Any) -> tuple[Any, Any, Any]:
-        """Values (B, d, k), standard errors and the leave-one-group-out solutions x (B, G, d, k) or None.
-
-        The leave-out solutions are the regressions without group g's pairs, centred (φ − total / d).
-        A pair's targets b = v − v(∅) − |S| (v(N) − v(∅)) / d enter as the difference of its two.
-        """
+        """Values and standard errors (B, d, n_outputs), centred leave-one-group-out solutions (B, G, d, n_outputs)."""
         xp, d = design.backend.xp, self.n_players
         shift = xp.asarray(2 * design.pair_sizes - d, dtype=xp.float64)[None, :, None] / d
         pair_targets = values[:, ::2] - values[:, 1::2] - shift * total[:, None, :]
@@ -298,7 +258,7 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         """Return the estimate of B rows, with the jackknife's degrees of freedom."""
         rows, n_groups = int(phi.shape[0]), int(self._jackknife_groups().max()) + 1
         dof = np.full(rows, np.inf if self.exact else max(n_groups - 1, 1), dtype=np.float64)
-        return ShapleyEstimate(phi, stderr, dof, np.full(rows, self.n_evals, dtype=np.int64))
+        return ShapleyEstimate(values=phi, stderr=stderr, n_evals=np.full(rows, self.n_evals, dtype=np.int64), dof=dof)
 
     def _jackknife_groups(self) -> np.ndarray:
         """Group of each pair: sampled pairs round-robin into at most G groups, listed classes -1."""
@@ -317,22 +277,21 @@ class LeverageAlgorithm(ShapleyAlgorithm):
 
 
 def jackknife_stderr(replicates: Any, xp: Any) -> Any:
-    """Grouped-jackknife standard errors of leave-one-group-out replicates (B, G, d, k): (B, d, k)."""
+    """Grouped-jackknife standard errors of replicates (B, G, d, n_outputs): (B, d, n_outputs)."""
     n_groups = replicates.shape[1]
     spread = ((replicates - replicates.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
     return xp.sqrt(spread * (n_groups - 1) / n_groups)
 
 
-@register_algorithm("kernel")
+@register
 class KernelShapAlgorithm(LeverageAlgorithm):
-    """Sampler "kernel": paired KernelSHAP, the regression of Leverage SHAP with sizes drawn by the Shapley kernel.
+    """Algorithm "kernel": paired KernelSHAP (Lundberg & Lee 2017; Covert & Lee 2021), Leverage SHAP's regression.
 
-    Lundberg & Lee (2017) with the pairing of Covert & Lee (2021): coalitions per size in
-    proportion to the kernel's mass 1 / (s (d − s)), so sizes near 1 and d − 1 get most of them
-    (shap's KernelExplainer and shapiq's KernelSHAP sample so). Everything else (pairs, draws
-    without replacement, classes listed whole, the exactly efficient solve, the jackknife) is
-    Leverage SHAP's; it is here as the baseline users know.
+    Coalitions per size in proportion to the Shapley kernel's mass 1 / (s (d − s)), as shap and
+    shapiq sample; everything else is :class:`LeverageAlgorithm`'s.
     """
+
+    name = "kernel"
 
     @staticmethod
     def size_weights(d: int) -> np.ndarray:

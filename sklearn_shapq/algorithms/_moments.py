@@ -1,9 +1,4 @@
-"""Running count, mean and sum of squared deviations, merged with Chan et al.'s pairwise formula.
-
-The one numerically stable merge of means and variances in the package (the thesis, chapter 3):
-the permutation walks merge units chunk by chunk, stratified sampling merges strata samples, and
-the top-k estimators merge marginal contributions round by round.
-"""
+"""Running count, mean and sum of squared deviations, merged with Chan et al.'s pairwise formula."""
 
 from __future__ import annotations
 
@@ -15,16 +10,7 @@ import numpy as np
 class RunningMoments:
     """Count, mean and sum of squared deviations (M2) of the samples of every cell of an array.
 
-    Parameters
-    ----------
-    shape : tuple of int
-        Shape of the cells.
-    xp : module, default=numpy
-        Array namespace.
-
-    Attributes
-    ----------
-    count, mean, m2 : arrays of shape ``shape``
+    ``count``, ``mean`` and ``m2`` are arrays of ``shape`` in namespace ``xp``.
 
     Examples
     --------
@@ -83,17 +69,8 @@ def satterthwaite_dof(total_variance: np.ndarray, spread: np.ndarray) -> np.ndar
 
     (Σ_p V_p)² / Σ_p (V_p² / ν_p), for parts p with variances V_p and degrees of freedom ν_p.
 
-    Parameters
-    ----------
-    total_variance : ndarray of shape (n,)
-        Σ_p V_p of each row.
-    spread : ndarray of shape (n,)
-        Σ_p V_p² / ν_p of each row (0 for parts with infinite degrees of freedom).
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        inf where the spread is zero (exact parts).
+    ``total_variance`` is Σ_p V_p and ``spread`` Σ_p V_p² / ν_p, each of shape (n,); inf where the
+    spread is zero.
 
     Examples
     --------

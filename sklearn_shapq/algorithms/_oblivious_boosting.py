@@ -1,19 +1,6 @@
-"""Boosted oblivious trees on coalition masks, fitted for many problems at once, and their exact Shapley values.
+"""Boosted oblivious trees on coalition masks for B × M problems at once, and their exact Shapley values.
 
-The surrogate of the cross-fitted control variate (:mod:`._leverage_control_variate`). A tree is
-*oblivious*: every node of a level splits on the same player, so a tree of depth D is D players
-and 2^D leaf values, and a leaf is a condition "these players in S, those out of S". Such a tree
-is a sum of games ``c · [A ⊆ S] · [B ∩ S = ∅]`` whose Shapley values are closed forms
-(:func:`oblivious_shapley`), so the surrogate's Shapley values are exact.
-
-Design decisions
-----------------
-* **Batched.** One fit serves B × M problems: B explained rows, each with its own coalitions
-  (n, d), and M problems per row (outputs × folds) that share the row's coalitions but have their
-  own targets and 0/1 training weights.
-* **On the backend.** The fit is the backend's :meth:`~sklearn_shapq.backends.ArrayBackend.fit_oblivious_trees`:
-  a numba kernel per (row, problem) on the CPU, batched array code on cupy (and the twins in CI);
-  :mod:`sklearn_shapq.backends._oblivious_fit` has the splits, the gains and the costs.
+The surrogate of :mod:`._leverage_control_variate`; the fit is the backend's ``fit_oblivious_trees``.
 """
 
 from __future__ import annotations
@@ -27,19 +14,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class BoostingSettings:
-    """Size of the boosted ensemble.
-
-    Attributes
-    ----------
-    n_trees : int
-        Boosting rounds.
-    depth : int
-        Levels of each tree (capped at the number of players).
-    learning_rate : float
-        Shrinkage of each tree's leaf values.
-    l2 : float
-        λ, the ridge on each leaf's value.
-    """
+    """Size of the boosted ensemble: rounds, levels per tree (at most d), leaf shrinkage and leaf ridge λ."""
 
     n_trees: int = 50
     depth: int = 5
@@ -51,14 +26,8 @@ class BoostingSettings:
 class ObliviousEnsemble:
     """Boosted oblivious trees of B × M problems and their predictions on the training coalitions.
 
-    Attributes
-    ----------
-    players : int array of shape (T, B, M, D)
-        The player each level of each tree splits on.
-    leaves : array of shape (T, B, M, 2^D)
-        Leaf values; leaf index ``Σ_l bit_l 2^(D − 1 − l)``, bit_l = 1 when level l's player is in S.
-    predictions : array of shape (B, n, M)
-        The ensemble at each row's coalitions.
+    ``players`` (T, B, M, D) of each level, ``leaves`` (T, B, M, 2^D) indexed by
+    ``Σ_l bit_l 2^(D − 1 − l)`` (bit_l: level l's player in S), ``predictions`` (B, n, M).
     """
 
     players: Any
@@ -71,21 +40,8 @@ def fit_oblivious_boosting(
 ) -> ObliviousEnsemble:
     """Fit boosted oblivious trees to ``targets`` of every problem, by squared loss.
 
-    Parameters
-    ----------
-    masks : bool array of shape (B, n, d)
-        The coalitions of each row (the training inputs of the row's M problems).
-    targets : float array of shape (B, n, M)
-        Targets of each problem at each coalition.
-    weights : float array of shape (B, n, M)
-        Training weight of each coalition in each problem (0: held out; it is still predicted).
-    settings : BoostingSettings
-    backend : ArrayBackend
-        Where the arrays live, and its fit (:meth:`~sklearn_shapq.backends.ArrayBackend.fit_oblivious_trees`).
-
-    Returns
-    -------
-    ObliviousEnsemble
+    ``masks`` (B, n, d) are shared by a row's M problems; ``targets`` and ``weights`` are (B, n, M)
+    (weight 0: held out, still predicted).
 
     Examples
     --------
@@ -107,10 +63,8 @@ def fit_oblivious_boosting(
 def oblivious_shapley(ensemble: ObliviousEnsemble, n_players: int, xp: Any = np) -> Any:
     """Exact Shapley values of the ensemble as a game, S ↦ f(1_S): (B, M, d).
 
-    A leaf with value c asks players A in S and players B out of S (|A| = a, |B| = b). The game
-    ``c · [A ⊆ S] · [B ∩ S = ∅]`` gives each i ∈ A ``c (a − 1)! b! / (a + b)!`` and each i ∈ B
-    ``−c a! (b − 1)! / (a + b)!`` (the probability, over orderings, that i comes last of A with
-    all of B after it, or first of B with all of A before it), and nothing to the other players.
+    A leaf c · [A ⊆ S] · [B ∩ S = ∅] gives each i ∈ A ``c (a − 1)! b! / (a + b)!`` and each
+    i ∈ B ``−c a! (b − 1)! / (a + b)!`` (a = |A|, b = |B|).
 
     Examples
     --------

@@ -1,44 +1,17 @@
-"""Owen's multilinear extension on a q-grid: the Owen and Owen-halved Shapley estimators.
+"""Owen's multilinear extension on a trapezoid q-grid (Owen 1972) and Owen-halved (Okhrati & Lipani 2020).
 
-Owen (1972): Sh_i = ∫_0^1 e_i(q) dq with e_i(q) = E[v(E ∪ {i}) − v(E ∖ {i})], where E includes
-each feature independently with probability q. Okhrati & Lipani (2020), "Owen-halved", pair q with
-1 − q: Sh_i = ∫_0^{1/2} [e_i(q) + e_i(1 − q)] dq, estimating e_i(1 − q) on the complement of the
-set that estimates e_i(q).
-
-Design decisions
-----------------
-* **Cost.** One mask b costs d + 1 evaluations of v: v(b) once and v(b with bit i flipped) for each
-  feature i. b is the "off" coalition of feature i where b_i = 0 and its "on" coalition where
-  b_i = 1, so feature i's marginal is (1 − 2 b_i) · (v(b ⊕ e_i) − v(b)). The reference code spends
-  2d evaluations per mask (v(b ∪ {i}) and v(b ∖ {i}) for every i); sharing v(b) nearly halves that.
-  Every coalition goes through the game, the deterministic masks ∅ (q = 0) and N (q = 1) included,
-  so ``runs`` runs of ``n_q`` grid points cost exactly runs · n_q · (d + 1) evaluations.
-* **Quadrature.** q_t = t / (n_q − 1), t = 0 … n_q − 1, with trapezoid weights (½ at both
-  endpoints, normalised to sum to 1), as the paper describes; the reference code used equal weights.
-  The trapezoid rule is exact for e_i linear in q, so plain Owen is unbiased for games with at most
-  pairwise interactions; with higher-order interactions its bias is O(1 / (n_q − 1)²).
-* **Masks.** For each run and grid point one mask b ~ Bernoulli(q_t)^d is drawn, shared by all
-  features, independently for every explained row: bit j of grid point t of run r is the keyed
-  uniform (row key of run r, t · d + j) below q_t, so a row's masks depend on its values alone,
-  never on its position or on the rows explained with it.
-* **Owen-halved.** n_q is even; for t < n_q / 2 a mask b is drawn and grid point n_q − 1 − t
-  (q = 1 − q_t) uses its complement ¬b, so feature i compares ¬b ∖ {i} with ¬b ∪ {i} (the
-  "inverse set"). With n_q even there is no self-paired midpoint q = ½. Because e_i(q) + e_i(1 − q)
-  is constant for games with at most pairwise interactions, Owen-halved is *exact* for them, for
-  any masks and any seed.
-* **Units.** Each run is one independent sampling unit with weight 1 / runs; standard errors come
-  from the spread over runs (:func:`~sklearn_shapq.algorithms.combine_units`), which with the
-  default two runs is a one-degree-of-freedom estimate.
-* Owen estimates are not exactly efficient: Σ_i φ_i ≠ v(N) − v(∅) in general.
+Sh_i = ∫_0^1 e_i(q) dq, e_i(q) = E[v(E ∪ {i}) − v(E ∖ {i})] with E ~ Bernoulli(q)^d; one mask
+costs d + 1 evaluations. Not exactly efficient; design notes in ``doc/architecture.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate, register_algorithm
+from sklearn_shapq._registry import register
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
 from sklearn_shapq.samplers import keyed_uniforms, substream_keys
 
@@ -55,22 +28,7 @@ OWEN_RUNS = 2
 def owen_plan(max_evals: int, d: int, *, halved: bool, runs: int = OWEN_RUNS) -> int:
     """Return the number of q-grid points per run that ``max_evals`` evaluations of v afford.
 
-    Parameters
-    ----------
-    max_evals : int
-        Evaluations of v allowed per explained row.
-    d : int
-        Number of features.
-    halved : bool
-        Plan for Owen-halved: the grid size is rounded down to an even number.
-    runs : int
-        Independent runs.
-
-    Returns
-    -------
-    int
-        n_q = max_evals // (runs · (d + 1)), rounded down to even for ``halved`` (0 when the budget
-        is below the minimum 2 · runs · (d + 1)).
+    n_q = max_evals // (runs · (d + 1)), even for ``halved``; 0 below 2 · runs · (d + 1).
 
     Examples
     --------
@@ -108,19 +66,18 @@ def owen_units(
     game : Game
     games : int array of shape (B,), on the backend
     keys : uint64 ndarray of shape (B,)
-        Row keys: run r's mask bits of a row are keyed uniforms of (key, r).
+        Row keys of the mask bits.
     n_q : int
-        q-grid points per run (see :func:`owen_plan`); at least 2, even for ``halved``.
+        q-grid points per run (:func:`owen_plan`); at least 2, even for ``halved``.
     halved : bool
-        Owen-halved: grid point n_q − 1 − t uses the complement of the mask drawn for grid point t.
+        Grid point n_q − 1 − t uses the complement of grid point t's mask.
     runs : int
         Independent runs, each one sampling unit.
 
     Returns
     -------
     UnitSamples
-        ``values`` (B, runs, d, k) float64, the trapezoid-weighted marginals of each run;
-        ``weights`` 1 / runs each. Costs runs · n_q · (d + 1) evaluations of v per row.
+        ``values`` (B, runs, d, n_outputs), ``weights`` 1 / runs; costs runs · n_q · (d + 1) evaluations.
 
     Examples
     --------
@@ -175,20 +132,22 @@ def _weighted_marginals(game: Any, games: Any, masks: Any, weights: Any, flips: 
     return (weights[None, :, None, None] * marginals).sum(axis=1)
 
 
-@register_algorithm("owen", "owen_halved")
+@register
 class OwenAlgorithm(ShapleyAlgorithm):
-    """Samplers "owen" and "owen_halved": Owen's multilinear extension on a q-grid, two runs; not efficient."""
+    """Algorithm "owen": Owen's multilinear extension on a q-grid, two runs; not efficient."""
 
+    name = "owen"
     efficient = False
+    halved: ClassVar[bool] = False
+    """Owen-halved: grid point n_q − 1 − t uses the complement of grid point t's mask (:func:`owen_units`)."""
 
     @classmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
+    def minimum_evals(cls, n_players: int) -> int:
         """Two runs of two grid points of d + 1 evaluations."""
         return OWEN_RUNS * 2 * (n_players + 1)
 
     def plan(self, max_evals: int) -> int:
         """Grid points per run; spend runs · n_q · (d + 1)."""
-        self.halved = self.name == "owen_halved"
         self.n_q = owen_plan(max_evals, self.n_players, halved=self.halved)
         return OWEN_RUNS * self.n_q * (self.n_players + 1)
 
@@ -201,4 +160,14 @@ class OwenAlgorithm(ShapleyAlgorithm):
         units = owen_units(game, game.backend.to_device(games), keys, self.n_q, halved=self.halved)
         values, stderr = combine_units(units, game.backend.xp)
         n_rows = len(games)
-        return ShapleyEstimate(values, stderr, np.full(n_rows, OWEN_RUNS - 1.0), np.full(n_rows, self.n_evals))
+        return ShapleyEstimate(
+            values=values, stderr=stderr, n_evals=np.full(n_rows, self.n_evals), dof=np.full(n_rows, OWEN_RUNS - 1.0)
+        )
+
+
+@register
+class OwenHalvedAlgorithm(OwenAlgorithm):
+    """Algorithm "owen_halved": Okhrati & Lipani's Owen-halved, q paired with 1 − q on complementary masks."""
+
+    name = "owen_halved"
+    halved = True

@@ -10,16 +10,8 @@ import numpy as np
 def walk_gains(path: Any, ranks: Any, xp: Any) -> Any:
     """Marginal contribution of every feature from the values along its walks.
 
-    Parameters
-    ----------
-    path : array of shape (..., d + 1, k)
-        v(∅), v of the d − 1 prefixes, v(N) along each ordering.
-    ranks : int array of shape (..., d)
-
-    Returns
-    -------
-    array of shape (..., d, k)
-        Feature i's v(prefix ∪ {i}) − v(prefix); the d gains of a walk sum to v(N) − v(∅).
+    ``path`` (..., d + 1, n_outputs) holds v(∅), the prefixes and v(N) of the orderings ``ranks``
+    (..., d); returns (..., d, n_outputs).
     """
     steps = path[..., 1:, :] - path[..., :-1, :]  # step t adds the feature at position t
     return xp.take_along_axis(steps, ranks[..., None].astype(xp.int64), axis=-2)
@@ -28,20 +20,10 @@ def walk_gains(path: Any, ranks: Any, xp: Any) -> Any:
 def walk_units(game: Any, games: Any, orderings: Any, bounds: np.ndarray) -> Any:
     """Walk orderings of some games and return the mean contributions of each sampling unit.
 
-    Every walk telescopes, so any unit weights summing to 1 give exactly efficient estimates.
-    v(∅) and v(N) are cached by the game: each ordering costs d − 1 new evaluations of v.
+    Each ordering costs d − 1 new evaluations; every walk telescopes, so the estimates are efficient.
 
-    Parameters
-    ----------
-    game : Game
-    games : int array of shape (B,), on the backend
-    orderings : int array of shape (B, n, d), on the backend
-    bounds : int ndarray of shape (m + 1,)
-        Unit u holds orderings ``bounds[u]`` … ``bounds[u + 1] − 1`` (from 0 to n).
-
-    Returns
-    -------
-    array of shape (B, m, d, k)
+    ``orderings`` (B, n, d); unit u holds orderings ``bounds[u]`` … ``bounds[u + 1] − 1``. Returns
+    (B, m, d, n_outputs).
     """
     xp = game.backend.xp
     n_rows, n_orderings, d = orderings.shape

@@ -5,21 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from sklearn_shapq.algorithms._exact import exact_shapley
-from sklearn_shapq.backends._product_kernel import METHODS, PREFIX_SUFFIX_MAX_FEATURES
+from sklearn_shapq.backends import PREFIX_SUFFIX_MAX_FEATURES, PRODUCT_KERNEL_BACKEND_ALGORITHMS
 
-PRODUCT_KERNEL_METHODS = ("auto", *METHODS, "brute_force")
+PRODUCT_KERNEL_ALGORITHMS = ("auto", *PRODUCT_KERNEL_BACKEND_ALGORITHMS, "brute_force")
 BRUTE_FORCE_MAX_FEATURES = 16
 AUTO_PREFIX_SUFFIX_FEATURES = 512
 """Above this d "auto" uses the quadrature: the prefix polynomials overflow near d ≈ 1000."""
 
 
-def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) -> str:
-    """Return the algorithm behind ``method`` for d features.
-
-    "auto" is "prefix_suffix" on the CPU for d <= 512 (the most accurate, and the faster numba
-    kernel there), else "quadrature" (never overflows; the GPU kernel).
-
-    ``method`` is one of :data:`PRODUCT_KERNEL_METHODS` (the public classes validate it).
+def resolve_product_kernel_algorithm(algorithm: str, n_features: int, on_gpu: bool) -> str:
+    """Return the algorithm behind ``algorithm``: "auto" is "prefix_suffix" on the CPU for d <= 512, else "quadrature".
 
     Raises
     ------
@@ -28,25 +23,25 @@ def resolve_product_kernel_method(method: str, n_features: int, on_gpu: bool) ->
 
     Examples
     --------
-    >>> resolve_product_kernel_method("auto", 10, on_gpu=False), resolve_product_kernel_method("auto", 10, on_gpu=True)
-    ('prefix_suffix', 'quadrature')
+    >>> [resolve_product_kernel_algorithm("auto", 10, on_gpu=gpu) for gpu in (False, True)]
+    ['prefix_suffix', 'quadrature']
     """
-    if method == "brute_force" and n_features > BRUTE_FORCE_MAX_FEATURES:
+    if algorithm == "brute_force" and n_features > BRUTE_FORCE_MAX_FEATURES:
         raise ValueError(
-            f"method='brute_force' enumerates 2^d coalitions and is limited to d <= {BRUTE_FORCE_MAX_FEATURES}; "
+            f"algorithm='brute_force' enumerates 2^d coalitions and is limited to d <= {BRUTE_FORCE_MAX_FEATURES}; "
             f"got d = {n_features}. Use 'auto'."
         )
-    if method == "prefix_suffix" and n_features > PREFIX_SUFFIX_MAX_FEATURES:
+    if algorithm == "prefix_suffix" and n_features > PREFIX_SUFFIX_MAX_FEATURES:
         raise ValueError(
-            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} features (got "
+            f"algorithm='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} features (got "
             f"{n_features}); use 'quadrature' or 'auto'."
         )
-    if method != "auto":
-        return method
+    if algorithm != "auto":
+        return algorithm
     return "prefix_suffix" if not on_gpu and n_features <= AUTO_PREFIX_SUFFIX_FEATURES else "quadrature"
 
 
-def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
+def product_kernel_shapley(game: Any, games: Any, algorithm: str) -> Any:
     """Exact Shapley values of games ``games`` of a :class:`~sklearn_shapq.games.ProductKernelGame`.
 
     Parameters
@@ -54,16 +49,14 @@ def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
     game : ProductKernelGame
     games : int array of shape (B,)
         Which explained rows of the game.
-    method : {"prefix_suffix", "quadrature", "brute_force"}
-        The two O(n d²) algorithms per row, or enumeration of all 2^p coalitions of the game's
-        own value function (the oracle).
+    algorithm : {"prefix_suffix", "quadrature", "brute_force"}
+        An O(n d²) algorithm per row, or enumeration of all coalitions (the oracle).
 
     Returns
     -------
-    array of shape (B, p, k)
-        One value per player of the game (its feature groups, else its features).
+    array of shape (B, n_players, n_outputs)
     """
-    if method == "brute_force":
+    if algorithm == "brute_force":
         return exact_shapley(game, games)
     x = game.x[game.backend.to_device(games)]
     backend = game.backend
@@ -77,7 +70,7 @@ def product_kernel_shapley(game: Any, games: Any, method: str) -> Any:
             component.kinds,
             component.gammas,
             backend.to_device(component.weights[None]),
-            method,
+            algorithm,
             players=players,
         )
     return total

@@ -1,10 +1,4 @@
-"""The registry of Shapley estimators: each family is a class that owns its name, budget and estimate.
-
-A public class looks an estimator up by name in :data:`SHAPLEY_ALGORITHMS` and never branches on
-names. Adding an estimator is one module with one :func:`register_algorithm` call: the class says
-its minimum budget, plans a budget (:meth:`ShapleyAlgorithm.__init__`), and estimates the Shapley
-values of some games of a :class:`~sklearn_shapq.games.Game` (:meth:`ShapleyAlgorithm.estimate`).
-"""
+"""The registry of Shapley algorithms (:data:`SHAPLEY_ALGORITHMS`) and their one result, :class:`ShapleyEstimate`."""
 
 from __future__ import annotations
 
@@ -14,52 +8,59 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sklearn_shapq._registry import Registry
+
 DEFAULT_MASK_BYTES = 64 * 2**20
 """Most bytes of coalition masks (and their host random draws) built at once."""
 
 
 @dataclass
 class ShapleyEstimate:
-    """Shapley estimates of a block of games (explained rows).
+    """Shapley estimates of a block of B games: what every algorithm returns, Shapley or top-k.
 
     Attributes
     ----------
-    values : array of shape (B, d, k), on the game's backend
-    stderr : array of shape (B, d, k), on the game's backend
-        Standard errors (0 for exact values, NaN where not estimable).
-    dof : ndarray of shape (B,)
-        Degrees of freedom of each row's standard errors (inf: normal quantiles).
-    n_evals : ndarray of shape (B,)
-        Value-function evaluations each row used, v(∅) and v(N) included.
+    values : array of shape (B, d, n_outputs), or (B, d) from a top-k algorithm
+    stderr : array of the shape of ``values``
+        0 for exact values, NaN where not estimable.
+    dof : ndarray of shape (B,) or None
+        Degrees of freedom of the standard errors (inf: normal quantiles); None from top-k.
+    n_evals : int array of shape (B,)
+        Evaluations each game used, v(∅) and v(N) included (top-k: the ledger's, on the backend).
+    counts : array of shape (B, d) or None
+        Top-k: samples per player.
+    stats : PlayerStats or None
+        Top-k: the player statistics behind the confidence bounds.
     """
 
     values: Any
     stderr: Any
-    dof: np.ndarray
-    n_evals: np.ndarray
+    dof: Any
+    n_evals: Any
+    counts: Any = None
+    stats: Any = None
+
+
+SHAPLEY_ALGORITHMS: Registry[ShapleyAlgorithm] = Registry("Shapley algorithm", reserved=("auto",))
+"""Every Shapley algorithm, by the name a public class asks for (``algorithm=``).
+
+Besides its own classes it holds the permutation walk over every registered ordering source, under
+the source's name (derived from :data:`~sklearn_shapq.samplers.ORDERING_SOURCES`)."""
 
 
 class ShapleyAlgorithm(ABC):
-    """One estimator family, planned for a budget of ``max_evals`` evaluations per game.
+    """One Shapley algorithm, planned for ``max_evals`` evaluations per game; one class per registered ``name``.
 
-    Parameters
-    ----------
-    name : str
-        The registered name it was looked up by (a family may serve several names).
-    max_evals : int
-        Evaluations of v per game, v(∅) and v(N) included; at least :meth:`minimum_evals`.
-    n_players : int
-        Number of players d (at least 2).
-    seed : int
-        Seed of the call; each game's draws come from (seed, the game's key).
-    **options
-        Family options (``tol``, ``lam``, ``n_candidates``); families ignore those they lack.
-
-    Attributes
-    ----------
-    n_evals : int
-        Evaluations per game the plan spends (at most ``max_evals``).
+    ``max_evals`` counts v(∅) and v(N) (at least :meth:`minimum_evals`); a game's draws come from
+    (``seed``, its key); ``**options`` (``tol``, ``lam``, …) are ignored where unused. ``n_evals``
+    is what the plan spends.
     """
+
+    name: ClassVar[str]
+    """The registered name."""
+
+    registry: ClassVar[Registry[ShapleyAlgorithm]] = SHAPLEY_ALGORITHMS
+    """Where :func:`sklearn_shapq.register` puts a subclass."""
 
     efficient: ClassVar[bool] = True
     """Whether values sum to v(N) − v(∅) exactly."""
@@ -67,8 +68,7 @@ class ShapleyAlgorithm(ABC):
     supports_tol: ClassVar[bool] = False
     """Whether the estimator can stop a game early once its standard errors are below ``tol``."""
 
-    def __init__(self, name: str, max_evals: int, n_players: int, seed: int, **options: Any) -> None:
-        self.name = name
+    def __init__(self, max_evals: int, n_players: int, seed: int, **options: Any) -> None:
         self.n_players = n_players
         self.seed = seed
         self.options = options
@@ -76,28 +76,23 @@ class ShapleyAlgorithm(ABC):
 
     @classmethod
     @abstractmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
-        """Smallest budget the family runs with on d players."""
+    def minimum_evals(cls, n_players: int) -> int:
+        """Smallest budget the algorithm runs with on d players."""
 
     @classmethod
-    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
+    def refusal(cls, max_evals: int, n_players: int) -> str | None:
         """Why the budget cannot run (None when it can): checked before any work."""
-        needed = cls.minimum_evals(name, n_players)
+        needed = cls.minimum_evals(n_players)
         if max_evals < needed:
             return (
-                f"max_evals={max_evals} is below the minimum of sampler {name!r} for {n_players} features "
+                f"max_evals={max_evals} is below the minimum of algorithm {cls.name!r} for {n_players} features "
                 f"({needed} evaluations of the value function per row)."
             )
         return None
 
     @classmethod
-    def draws_per_game(cls, name: str) -> bool:
-        """Whether each game's coalitions are drawn from its own key.
-
-        Games split by parts of the background (:class:`~sklearn_shapq.games.InterventionalGame` with
-        ``parts``) then see
-        different coalitions. False for enumeration and for designs that every game shares.
-        """
+    def draws_per_game(cls) -> bool:
+        """Whether each game's coalitions are drawn from its own key (False: enumeration, shared designs)."""
         return True
 
     @abstractmethod
@@ -111,18 +106,3 @@ class ShapleyAlgorithm(ABC):
     @abstractmethod
     def bytes_per_game(self, n_outputs: int) -> int:
         """Working memory one game needs at once (masks, draws, unit values): bounds the games per block."""
-
-
-SHAPLEY_ALGORITHMS: dict[str, type[ShapleyAlgorithm]] = {}
-"""Every Shapley estimator, by the sampler name a public class asks for."""
-
-
-def register_algorithm(*names: str) -> Any:
-    """Class decorator: make an estimator family available under ``names``."""
-
-    def register(cls: type[ShapleyAlgorithm]) -> type[ShapleyAlgorithm]:
-        for name in names:
-            SHAPLEY_ALGORITHMS[name] = cls
-        return cls
-
-    return register

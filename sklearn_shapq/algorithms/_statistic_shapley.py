@@ -16,7 +16,7 @@ def statistic_shapley(
     kinds: np.ndarray,
     gammas: np.ndarray,
     backend: Any,
-    method: str,
+    algorithm: str,
     block_rows: int,
     progress: bool = False,
     players: np.ndarray | None = None,
@@ -24,40 +24,13 @@ def statistic_shapley(
 ) -> np.ndarray:
     """Shapley values of the game v(S) = Σ_ab W_ab Π_{j∈S} k_j(u_aj, u_bj), one per player.
 
-    Each pair (a, b) is a product game with weight W_ab, so φ_j = Σ_ab W_ab φ_j(a, b); W is
-    symmetric and the diagonal pairs (all factors 1) contribute nothing, so only pairs b > a are
-    evaluated, with doubled weights. Rows are processed in tiles of ``block_rows`` rows (the pairs
-    (a, b > a) of a in the tile): memory is O(block_rows · N) per tile for the weights, and the
-    backend bounds its own temporaries. Tiles run through joblib (``n_jobs``; a Dask cluster under
-    ``joblib.parallel_config(backend="dask")``) and are summed in their order, so the result is
-    bit-identical for any ``n_jobs`` and backend. The inputs are trusted (the public classes
-    validate them).
+    Only pairs b > a are evaluated, with doubled weights (W is symmetric, the diagonal adds
+    nothing), in tiles of ``block_rows`` rows summed in a fixed order: bit-identical for any
+    ``n_jobs`` and joblib backend. Inputs are trusted.
 
-    Parameters
-    ----------
-    U : array of shape (N, d)
-        The pooled sample.
-    weights : object with ``rows(start, stop) -> (stop − start, N)``
-        Weight provider (:class:`~sklearn_shapq.games.MMDWeights` or
-        :class:`~sklearn_shapq.games.HSICWeights`).
-    kinds, gammas : arrays of shape (d,)
-        Per-feature kernel factors.
-    backend : ArrayBackend
-    method : {"prefix_suffix", "quadrature"}
-    block_rows : int
-        Rows of U per block (at least 1).
-    progress : bool, default=False
-        Show a delayed progress bar over the N (N − 1) / 2 pairs.
-    players : int array of shape (d,), optional
-        The player of each feature (:attr:`FeatureGroups.player_of_column`): a coalition holds
-        all features of its players. None: each feature is a player.
-    n_jobs : int or None, default=None
-        Tiles evaluated at once by joblib (None: one at a time, in this process).
-
-    Returns
-    -------
-    ndarray of shape (p,)
-        One value per player (p = d without ``players``).
+    ``U`` (N, d) is the pooled sample, ``weights`` an :class:`~sklearn_shapq.games.MMDWeights` or
+    :class:`~sklearn_shapq.games.HSICWeights`, ``kinds`` and ``gammas`` (d,) the kernel factors,
+    ``players`` (d,) each feature's player (None: its own). Returns (n_players,).
 
     Examples
     --------
@@ -74,7 +47,7 @@ def statistic_shapley(
     phi = np.zeros(d if players is None else int(np.max(players)) + 1)
     tiles = [(start, min(start + block_rows, n_samples)) for start in range(0, n_samples, block_rows)]
     parts = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_tile_shapley)(samples, weights, start, stop, kinds, gammas, backend, method, players)
+        delayed(_tile_shapley)(samples, weights, start, stop, kinds, gammas, backend, algorithm, players)
         for start, stop in tiles
     )
     with progress_bar(progress, n_samples * (n_samples - 1) // 2, "attributing", "pair") as bar:
@@ -92,7 +65,7 @@ def _tile_shapley(
     kinds: np.ndarray,
     gammas: np.ndarray,
     backend: Any,
-    method: str,
+    algorithm: str,
     players: np.ndarray | None,
 ) -> np.ndarray:
     """Σ over the pairs (a, b > a) with a in rows start:stop of 2 W_ab φ(a, b), one value per player (host)."""
@@ -104,7 +77,7 @@ def _tile_shapley(
         kinds,
         gammas,
         backend.to_device(upper[:, :, None]),
-        method,
+        algorithm,
         players=players,
     )
     return backend.to_numpy(block.sum(axis=0))[:, 0]

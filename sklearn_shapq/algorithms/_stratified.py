@@ -1,29 +1,6 @@
-"""Stratified sampling of marginal contributions (Castro et al. 2017).
+"""Stratified sampling of marginal contributions by (player, coalition size) (Castro et al. 2017).
 
-Stratum (i, ℓ) holds the coalitions S ⊆ N ∖ {i} of size ℓ = 0 … d − 1; each size has probability
-1 / d under a uniform ordering, so Sh_i = (1/d) Σ_ℓ E[v(S ∪ {i}) − v(S) | |S| = ℓ], S uniform among
-the subsets of size ℓ.
-
-Design decisions
-----------------
-* **Cost.** One sample costs 2 evaluations of v, both through the game (v(∅) and v(N) are not
-  cached), so ``n_samples`` samples cost exactly 2 · n_samples evaluations per explained row.
-* **Phase 1.** m1 = (n_samples // 2) // d² samples in each of the d² strata; m1 ≥ 2 is required so
-  that every stratum has a sample variance (with m1 = 1 the reference code silently skipped phase 2).
-* **Phase 2.** The remaining n_samples − m1 · d² samples are allocated, per explained row,
-  proportionally to the phase-1 sample variance of each stratum (summed over outputs), as Castro
-  et al. (2017) and the paper do; textbook Neyman allocation would use the standard deviation.
-  Integer counts by largest remainder; uniform when all variances are 0.
-* **Estimate and error.** φ_i = (1/d) Σ_ℓ ȳ_iℓ over all samples of a stratum; standard error
-  sqrt((1/d²) Σ_ℓ s²_iℓ / n_iℓ) with s² the sample variance (ddof 1) of all the stratum's samples,
-  merged over chunks with Chan's pairwise formula (:class:`RunningMoments`). Because phase 2's
-  counts depend on the phase-1 samples, the estimate carries a small allocation bias for skewed strata; it is exact for
-  additive games (every stratum then has zero variance).
-* **Randomness.** S is the ℓ smallest of uniform draws over N ∖ {i}
-  (:func:`~sklearn_shapq.samplers.sized_coalitions`). Draw j of sample p of phase h of a row is
-  the keyed uniform (row key of phase h, p · d + j), and chunks hold a fixed number of samples, so
-  a row's estimate depends on its values alone, never on the rows explained with it.
-* Stratified estimates are not exactly efficient: Σ_i φ_i ≠ v(N) − v(∅) in general.
+Sh_i = (1/d) Σ_ℓ E[v(S ∪ {i}) − v(S) | |S| = ℓ]; 2 evaluations a sample. Not exactly efficient.
 """
 
 from __future__ import annotations
@@ -32,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from sklearn_shapq._registry import register
 from sklearn_shapq.algorithms._moments import RunningMoments
-from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate, register_algorithm
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.samplers import keyed_uniforms, sized_coalitions, substream_keys
 
 _ROW_MASK_BYTES = 4 * 2**20
@@ -43,8 +21,7 @@ _ROW_MASK_BYTES = 4 * 2**20
 def stratified_plan(max_evals: int, d: int) -> int:
     """Return the number of marginal samples that ``max_evals`` evaluations of v afford.
 
-    n_samples = max_evals // 2 (each sample costs 2 evaluations), of which m1 = (n_samples // 2) // d²
-    per stratum go to phase 1; the minimum budget is 8 · d² (2 phase-1 samples in each of the d² strata).
+    n_samples = max_evals // 2; the minimum budget is 8 · d² (2 phase-1 samples in each stratum).
 
     Examples
     --------
@@ -57,23 +34,11 @@ def stratified_plan(max_evals: int, d: int) -> int:
 def stratified_shapley(game: Any, games: Any, keys: np.ndarray, n_samples: int) -> tuple[Any, Any]:
     """Stratified Shapley estimates and standard errors of games ``games`` (B,).
 
-    Phase 1 draws m1 = (n_samples // 2) // d² samples in each stratum (i, ℓ); phase 2 spreads the
-    other n_samples − m1 · d² samples over each row's strata in proportion to their phase-1
-    sample variances (see the module docstring).
+    Phase 1 draws (n_samples // 2) // d² samples a stratum; phase 2 spreads the rest in proportion
+    to the phase-1 variances.
 
-    Parameters
-    ----------
-    game : Game
-    games : int array of shape (B,), on the backend
-    keys : uint64 ndarray of shape (B,)
-        Row keys of the draws.
-    n_samples : int
-        Marginal samples per row (see :func:`stratified_plan`); (n_samples // 2) // d² ≥ 2.
-
-    Returns
-    -------
-    estimate, stderr : float64 arrays of shape (B, d, k)
-        Costs 2 · n_samples evaluations of v per row.
+    ``keys`` (B,) are the row keys, ``n_samples`` from :func:`stratified_plan`; returns the estimates
+    and standard errors, (B, d, n_outputs) each.
 
     Examples
     --------
@@ -110,18 +75,8 @@ def stratified_shapley(game: Any, games: Any, keys: np.ndarray, n_samples: int) 
 def largest_remainder_allocation(variance: np.ndarray, total: int) -> np.ndarray:
     """Split ``total`` samples over strata proportionally to ``variance``, row by row.
 
-    Parameters
-    ----------
-    variance : array of shape (B, J)
-        Non-negative weights of the J strata of each row; a row of zeros is split uniformly.
-    total : int
-        Samples to allocate in each row.
-
-    Returns
-    -------
-    int64 array of shape (B, J)
-        Counts summing to ``total`` in every row: the floors of the quotas, plus one for the
-        strata with the largest remainders.
+    ``variance`` (B, J) non-negative (a row of zeros is split uniformly); returns int64 counts (B, J)
+    summing to ``total`` per row.
 
     Examples
     --------
@@ -144,12 +99,7 @@ def largest_remainder_allocation(variance: np.ndarray, total: int) -> np.ndarray
 def _sample_strata(
     game: Any, games: Any, keys: np.ndarray, counts: np.ndarray, moments: RunningMoments, step: int
 ) -> None:
-    """Draw ``counts[b, j]`` samples of stratum j for row b (equal row sums) and merge them into ``moments``.
-
-    Each row's samples are taken in stratum order, ``step`` at a time; the stratum of sample
-    position p of row b is found by binary search in the cumulative counts, shifted by b · total so
-    that all rows share one sorted array.
-    """
+    """Draw ``counts[b, j]`` samples of stratum j for row b (equal row sums) and merge them into ``moments``."""
     backend = game.backend
     n_rows, n_strata = counts.shape
     d = game.n_players
@@ -193,14 +143,15 @@ def _chunk_stats(samples: Any, strata: Any, n_strata: int, xp: Any) -> tuple[Any
     return xp.broadcast_to(count[..., None], m2.shape), mean, m2
 
 
-@register_algorithm("stratified")
+@register
 class StratifiedAlgorithm(ShapleyAlgorithm):
-    """Sampler "stratified": Castro et al. (2017), strata of feature × coalition size; not efficient."""
+    """Algorithm "stratified": Castro et al. (2017), strata of feature × coalition size; not efficient."""
 
+    name = "stratified"
     efficient = False
 
     @classmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
+    def minimum_evals(cls, n_players: int) -> int:
         """8 d²: two phase-1 samples of 2 evaluations in each of the d² strata, half of the budget."""
         return 8 * n_players * n_players
 
@@ -217,4 +168,6 @@ class StratifiedAlgorithm(ShapleyAlgorithm):
         """Two phases of strata samples; normal-quantile intervals."""
         values, stderr = stratified_shapley(game, game.backend.to_device(games), keys, self.n_samples)
         n_rows = len(games)
-        return ShapleyEstimate(values, stderr, np.full(n_rows, np.inf), np.full(n_rows, self.n_evals))
+        return ShapleyEstimate(
+            values=values, stderr=stderr, n_evals=np.full(n_rows, self.n_evals), dof=np.full(n_rows, np.inf)
+        )

@@ -1,16 +1,7 @@
-"""The top-k estimator contract, its registry, and the two loops every method runs in.
+"""The top-k estimator contract (Kolpaczki, Nielen & Hüllermeier 2025), its registry, and its two loops.
 
-Each top-k method (Kolpaczki, Nielen & Hüllermeier 2025; spec/topk_cmcs.md) is one class
-registered by name in :data:`TOPK_ALGORITHMS`. All ``n_games`` games of a game run in lockstep:
-non-adaptive rounds in memory-bounded chunks (:func:`run_batched`), adaptive ones a decision per
-game per step (:func:`run_adaptive`: one round per decision, as in the paper, or several), each
-step one batched game call. Draws come from a
-:class:`~sklearn_shapq.samplers.KeyedStream` and chunks hold a fixed number of a game's rounds, so a
-game's result depends on its own key and values alone.
-
-Every array of a run (games, masks, draws, values, statistics) lives in the game's array namespace
-``ledger.xp``: numpy, or cupy on a GPU. The loops branch in Python only on how many games are still
-active (the sizes of boolean selections) and, for a batched chunk, on its number of rounds.
+All games run in lockstep, keyed by their own keys: :func:`run_batched` for non-adaptive rounds,
+:func:`run_adaptive` for a choice of players per step.
 """
 
 from __future__ import annotations
@@ -22,6 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sklearn_shapq._registry import Registry
+from sklearn_shapq.algorithms._registry import ShapleyEstimate
 from sklearn_shapq.algorithms._topk_state import (
     Ledger,
     PlayerStats,
@@ -30,7 +23,7 @@ from sklearn_shapq.algorithms._topk_state import (
     ranking_key,
     top_k_mask,
 )
-from sklearn_shapq.backends._array_ops import repeat_counts
+from sklearn_shapq.backends import repeat_counts
 from sklearn_shapq.samplers import KeyedStream
 
 GAME_CELLS = 2**20
@@ -39,33 +32,24 @@ GAME_CELLS = 2**20
 AUTO_STALENESS = 0.1
 """``rounds_per_decision="auto"``: a step runs ceil(AUTO_STALENESS x rounds run so far) rounds."""
 
+TOPK_ALGORITHMS: Registry[TopKAlgorithm] = Registry("top-k algorithm")
+"""Every top-k algorithm, by the name a public class asks for (``algorithm=``)."""
+
 
 class TopKAlgorithm(ABC):
-    """One top-k method: runs rounds against a :class:`Ledger` and returns per-game estimates.
+    """One top-k algorithm: runs rounds against a :class:`Ledger` and returns per-game estimates.
 
-    Parameters
-    ----------
-    k : int
-        Size of the set sought.
-    z : float
-        Bonferroni quantile of the confidence bounds.
-    epsilon : float
-        PAC tolerance; −inf in fixed-budget mode (never stop on the rule).
-    t_min : int
-        Warm-up rounds before bounds are trusted.
-    ranking : {"signed", "absolute"}
-    rounds_per_decision : int or "auto", default=1
-        Rounds an adaptive step runs on one choice of players before choosing again (and before
-        checking the PAC rule again). 1 is the paper's algorithm; more rounds mean fewer, larger
-        game calls (a deviation: choices use statistics up to ``rounds_per_decision - 1`` rounds
-        old). "auto": ceil(:data:`AUTO_STALENESS` x the rounds run so far, warm-up included), so a
-        choice never misses more than a tenth of the rounds, and the number of steps grows with
-        the logarithm of the budget rather than linearly.
+    ``k`` is the size sought, ``z`` the Bonferroni quantile, ``epsilon`` the PAC tolerance (−inf:
+    fixed budget), ``t_min`` the warm-up. ``rounds_per_decision``: rounds per choice of players
+    (1: the paper's); "auto" is ceil(:data:`AUTO_STALENESS` x the rounds so far).
     """
 
     name: ClassVar[str]
+    """The registered name (a subclass sets it and is registered with :func:`sklearn_shapq.register`)."""
+    registry: ClassVar[Registry[TopKAlgorithm]] = TOPK_ALGORITHMS
+    """Where :func:`sklearn_shapq.register` puts a subclass."""
     pac: ClassVar[bool] = True
-    """Whether the method keeps confidence bounds (PAC mode, ``pac_satisfied``)."""
+    """Whether the algorithm keeps confidence bounds (PAC mode, ``pac_satisfied``)."""
     adaptive: ClassVar[bool] = False
     """Whether rounds depend on earlier ones (a warm-up precedes them)."""
 
@@ -82,11 +66,7 @@ class TopKAlgorithm(ABC):
 
     @classmethod
     def bytes_per_game(cls, d: int, max_evals: float) -> int:
-        """Return the working memory of one game: its largest chunk of rounds, masks and floats.
-
-        A chunk holds at most :data:`GAME_CELLS` mask cells, and never more rounds than the budget
-        pays, so a small budget lets many rows share a block (and the model calls).
-        """
+        """Return the working memory of one game: its largest chunk of rounds (at most :data:`GAME_CELLS` cells)."""
         cells = GAME_CELLS if max_evals == np.inf else min(GAME_CELLS, (int(max_evals) + 1) * (d + 1))
         return 16 * cells + 40 * d * d
 
@@ -94,7 +74,7 @@ class TopKAlgorithm(ABC):
         """Return the rounds of the next adaptive step, after ``done`` rounds (warm-up included)."""
         if self.rounds_per_decision == "auto":
             return max(1, ceil(AUTO_STALENESS * done))
-        return self.rounds_per_decision
+        return self.rounds_per_decision  # type: ignore[return-value]
 
     minimum_needs: ClassVar[str]
     """What :meth:`minimum_evals` pays for, in words (the refusal's message)."""
@@ -106,17 +86,13 @@ class TopKAlgorithm(ABC):
 
     @classmethod
     def refusal(cls, d: int, max_evals: int | None, t_min: int | None = None, pac: bool = False) -> str | None:
-        """Why the method cannot run with ``max_evals`` on d players (None: it can); checked before any work.
-
-        A budget below :meth:`minimum_evals`, or, in PAC mode (``pac``), below the warm-up of
-        ``t_min`` rounds: the rule trusts the bounds only after it, so it could never hold.
-        """
+        """Why the algorithm cannot run with ``max_evals`` on d players (None: it can): below its minimum or warm-up."""
         if max_evals is None:
             return None
         needed = cls.minimum_evals(d)
         if max_evals < needed:
             return (
-                f"max_evals={max_evals} is below the minimum of {needed} evaluations that method {cls.name!r} needs "
+                f"max_evals={max_evals} is below the minimum of {needed} evaluations that algorithm {cls.name!r} needs "
                 f"for d = {d} players ({cls.minimum_needs}): raise max_evals to at least {needed}."
             )
         if pac and cls.pac and t_min is not None and max_evals < cls.warm_up_evals(d, t_min):
@@ -128,10 +104,11 @@ class TopKAlgorithm(ABC):
         return None
 
     @abstractmethod
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple[Any, Any, Any, PlayerStats | None]:
-        """Spend every game's budget; return values, standard errors, sample counts (n_games, d) and the stats.
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
+        """Spend every game's budget; return its estimate on the ledger's backend.
 
-        All four on the ledger's backend; the stats are None for methods without confidence bounds.
+        ``values``, ``stderr`` and ``counts`` of shape (n_games, d), ``n_evals`` the ledger's count,
+        ``stats`` the player statistics (None for algorithms without confidence bounds).
         """
 
     def stop_rule(self, stats: PlayerStats) -> Callable[[Any], Any]:
@@ -161,23 +138,12 @@ class TopKAlgorithm(ABC):
         return selected
 
 
-TOPK_ALGORITHMS: dict[str, type[TopKAlgorithm]] = {}
-"""Every top-k method, by name."""
-
-
-def register_topk(cls: type[TopKAlgorithm]) -> type[TopKAlgorithm]:
-    """Class decorator: make a top-k method available under its ``name``."""
-    TOPK_ALGORITHMS[cls.name] = cls
-    return cls
-
-
 def run_batched(ledger: Ledger, draw: Callable[[Any], Any], cost: int, cells: int, active: Any) -> None:
     """Run non-adaptive rounds in memory-bounded chunks until every game's budget is spent.
 
-    ``draw(games)`` runs one round per entry of ``games`` (a game's rounds consecutive) and
-    returns which entries were cut short by the budget; ``cost`` is a lower bound on a round's
-    cost, ``cells`` its mask size. A chunk holds min(GAME_CELLS // cells, rounds the budget still
-    pays) rounds of each game: a number that depends on that game alone.
+    ``draw(games)`` runs one round per entry and returns the entries cut short by the budget;
+    ``cost`` bounds a round's cost from below, ``cells`` is its mask size. A chunk's rounds per
+    game depend on that game alone.
     """
     xp = ledger.xp
     per_chunk = max(1, GAME_CELLS // max(1, cells))
@@ -202,10 +168,8 @@ def run_adaptive(
 ) -> None:
     """Per step, ``choose`` players for each active game, ``sample`` them in rounds, drop finished games.
 
-    A step runs ``step_rounds(rounds run so far)`` rounds, starting from ``done`` (the warm-up),
-    at most :data:`GAME_CELLS` mask cells of a game; every active game has run the same rounds, so
-    a game's steps do not depend on the others. A game is finished when its budget is spent (a
-    round was cut short) or ``stop`` holds.
+    A step runs ``step_rounds(rounds so far)`` rounds (at most :data:`GAME_CELLS` mask cells a
+    game); a game finishes when a round is cut short by its budget or ``stop`` holds.
     """
     xp = ledger.xp
     active = active[~stop(active)]  # the rule may already hold after the warm-up
@@ -229,8 +193,15 @@ def everyone_selected(games: Any, d: int, xp: Any = np) -> Any:
     return xp.ones((games.size, d), dtype=bool)
 
 
-def run_stats_method(estimator: Any, ledger: Ledger, body: Callable[[PlayerStats], None]) -> tuple:
-    """Run ``body`` on fresh player statistics; return (values, stderr, counts, stats), stderr NaN below two samples."""
+def run_stats_method(estimator: Any, ledger: Ledger, body: Callable[[PlayerStats], None]) -> ShapleyEstimate:
+    """Run ``body`` on fresh player statistics; return their estimate, stderr NaN below two samples."""
     stats = PlayerStats(ledger.n_games, ledger.n_players, ledger.xp)
     body(stats)
-    return stats.mean, stats.stderr(ledger.xp.nan), stats.count, stats
+    return ShapleyEstimate(
+        values=stats.mean,
+        stderr=stats.stderr(ledger.xp.nan),
+        dof=None,
+        n_evals=ledger.used,
+        counts=stats.count,
+        stats=stats,
+    )

@@ -1,9 +1,6 @@
 """The CMCS family: Comparable Marginal Contributions Sampling, Greedy CMCS and CMCS@K.
 
-Every CMCS round draws one coalition S (size uniform on {0, …, d}, then uniform among the
-coalitions of that size) and samples the extended marginal contribution
-Δ_i(S) = (1 − 2·1[i ∈ S]) (v(S △ {i}) − v(S)) of the selected players, so that players are
-compared on the same coalitions.
+A round draws one coalition S and samples Δ_i(S) = ±(v(S △ {i}) − v(S)) of the selected players.
 """
 
 from __future__ import annotations
@@ -13,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from sklearn_shapq._registry import register
+from sklearn_shapq.algorithms._registry import ShapleyEstimate
 from sklearn_shapq.algorithms._topk_base import (
     TopKAlgorithm,
     everyone_selected,
-    register_topk,
     run_adaptive,
     run_batched,
     run_stats_method,
@@ -26,14 +24,12 @@ from sklearn_shapq.samplers import KeyedStream, sized_coalitions
 
 
 def cmcs_coalition_probability(d: int) -> np.ndarray:
-    """P_CMCS(S) = 1 / ((d + 1) C(d, s)) for each size s = 0 … d of S (spec Eq. 15)."""
+    """P_CMCS(S) = 1 / ((d + 1) C(d, s)) for each size s = 0 … d of S (Kolpaczki et al. 2025)."""
     return np.array([1.0 / ((d + 1) * comb(d, s)) for s in range(d + 1)])
 
 
 def cmcs_coalitions(size_draws: Any, uniforms: Any, xp: Any = np) -> Any:
     """Coalitions (n, d) of the CMCS law from uniform draws: sizes (n,) and one draw per player (n, d).
-
-    ``xp`` is the array namespace of the draws (numpy or cupy).
 
     Examples
     --------
@@ -83,21 +79,8 @@ def _flat_units(keep: Any, unit_of: Any, xp: Any) -> Any:
 def cmcs_rounds(ledger: Ledger, games: Any, selected: Any, stream: KeyedStream) -> tuple[Any, Any]:
     """One CMCS round per row: draw S, evaluate v(S) and v(S △ {i}) for the selected players.
 
-    Rows of one game are paid in order. Within a row, S is paid together with the first
-    neighbour, then neighbours one by one in a random order, while the budget lasts.
-
-    Parameters
-    ----------
-    games : int array of shape (r,)
-        Game of each round (a game may have several consecutive rounds).
-    selected : bool array of shape (r, d)
-        Players to sample in each round.
-
-    Returns
-    -------
-    samples : array of shape (r, d)
-        Extended marginal contributions Δ_i(S) (NaN where not taken).
-    taken : bool array of shape (r, d)
+    S is paid with its first neighbour, then neighbours in random order while the budget lasts.
+    ``games`` (r,), ``selected`` (r, d); returns Δ_i(S) (r, d), NaN where not taken, and ``taken``.
     """
     xp = ledger.xp
     r, d = selected.shape
@@ -142,9 +125,9 @@ def warm_up_cmcs(ledger: Ledger, stats: PlayerStats, pairs: PairStats | None, t_
     return xp.flatnonzero(~cut)
 
 
-@register_topk
+@register
 class CMCS(TopKAlgorithm):
-    """Method "cmcs": every player, every round, on one shared coalition."""
+    """Algorithm "cmcs": every player, every round, on one shared coalition."""
 
     name = "cmcs"
     minimum_needs = _ONE_ROUND
@@ -154,7 +137,7 @@ class CMCS(TopKAlgorithm):
         """One whole CMCS round (:func:`one_cmcs_round`)."""
         return one_cmcs_round(d)
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Batched rounds in fixed-budget mode; one round per game per step in PAC mode."""
         d, xp = ledger.n_players, ledger.xp
 
@@ -183,9 +166,9 @@ class CMCS(TopKAlgorithm):
         return run_stats_method(self, ledger, body)
 
 
-@register_topk
+@register
 class GreedyCMCS(TopKAlgorithm):
-    """Method "greedy_cmcs": after the warm-up, rounds sample the players of pairs likely to be mis-ordered."""
+    """Algorithm "greedy_cmcs": after the warm-up, rounds sample the players of pairs likely to be mis-ordered."""
 
     name = "greedy_cmcs"
     adaptive = True
@@ -196,7 +179,7 @@ class GreedyCMCS(TopKAlgorithm):
         """One whole CMCS round (:func:`one_cmcs_round`)."""
         return one_cmcs_round(d)
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Warm up, then choose players by their pairs' mis-ordering probabilities."""
         d, k, ranking, t_min, xp = ledger.n_players, self.k, self.ranking, self.t_min, ledger.xp
         pairs = PairStats(ledger.n_games, d, ranking, xp)
@@ -238,9 +221,9 @@ class GreedyCMCS(TopKAlgorithm):
         return super().bytes_per_game(d, max_evals) + 5 * 8 * d * d
 
 
-@register_topk
+@register
 class CMCSAtK(TopKAlgorithm):
-    """Method "cmcs_at_k": SHAP@K with CMCS: the two players at the border of the top-k, on one coalition."""
+    """Algorithm "cmcs_at_k": SHAP@K with CMCS: the two players at the border of the top-k, on one coalition."""
 
     name = "cmcs_at_k"
     adaptive = True
@@ -251,7 +234,7 @@ class CMCSAtK(TopKAlgorithm):
         """One whole CMCS round (:func:`one_cmcs_round`)."""
         return one_cmcs_round(d)
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Warm up, then sample the border pair each round."""
 
         def body(stats: PlayerStats) -> None:

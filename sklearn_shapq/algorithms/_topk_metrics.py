@@ -1,4 +1,4 @@
-"""Tie-aware quality measures of an estimated top-k set (spec/topk_cmcs.md §2)."""
+"""Tie-aware quality measures of an estimated top-k set (Kolpaczki, Nielen & Hüllermeier 2025)."""
 
 from __future__ import annotations
 
@@ -32,16 +32,7 @@ def _as_sets(phi: Any, top_k: Any) -> tuple[np.ndarray, np.ndarray, int]:
 def ratio_precision(phi: Any, top_k: Any) -> np.ndarray:
     """Fraction of the set that can stay in some eligible top-k set (precision@k made tie-aware).
 
-    Parameters
-    ----------
-    phi : array of shape (d,) or (n, d)
-        True Shapley values.
-    top_k : int array of shape (k,) or (n, k)
-        Estimated sets.
-
-    Returns
-    -------
-    ndarray of shape (n,)
+    ``phi`` holds the true values, (d,) or (n, d); ``top_k`` the estimated sets, (k,) or (n, k).
 
     Examples
     --------

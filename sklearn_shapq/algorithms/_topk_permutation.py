@@ -1,18 +1,14 @@
-"""Permutation baselines of the top-k paper: ApproShapley and SamplingSHAP@K.
-
-ApproShapley walks whole permutations with the same walk as the permutation explainers
-(:func:`~sklearn_shapq.games.prefix_masks` and ``walk_gains``); SamplingSHAP@K
-samples only the two players at the border of the top-k, each on its own permutation prefix.
-"""
+"""Permutation baselines of the top-k paper: ApproShapley (whole walks) and SamplingSHAP@K (the top-k border)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sklearn_shapq._registry import register
 from sklearn_shapq.algorithms._permutation_walk import walk_gains
+from sklearn_shapq.algorithms._registry import ShapleyEstimate
 from sklearn_shapq.algorithms._topk_base import (
     TopKAlgorithm,
-    register_topk,
     run_adaptive,
     run_batched,
     run_stats_method,
@@ -25,9 +21,8 @@ from sklearn_shapq.samplers import KeyedStream
 def permutation_rounds(ledger: Ledger, games: Any, stream: KeyedStream) -> tuple[Any, Any]:
     """One ApproShapley permutation per row, walked with reuse (d − 1 paid evaluations).
 
-    Returns marginal contributions v(pre ∪ {i}) − v(pre) per player (r, d) and which were taken.
-    A walk is paid whole or not at all: the first players of a walk cut short would be sampled
-    from the wrong law (small coalitions), biasing their estimates.
+    Returns marginal contributions (r, d) and which were taken. A walk is paid whole or not at all:
+    a walk cut short would bias its first players.
     """
     xp = ledger.xp
     r, d = games.shape[0], ledger.n_players
@@ -44,8 +39,7 @@ def permutation_rounds(ledger: Ledger, games: Any, stream: KeyedStream) -> tuple
 def pair_marginals(ledger: Ledger, games: Any, selected: Any, stream: KeyedStream) -> tuple[Any, Any]:
     """SamplingSHAP@K round: for each selected player i, v(pre ∪ {i}) − v(pre) on one permutation.
 
-    pre is the set of players before i in a fresh uniform permutation (one per row); each
-    player's two coalitions are paid as a unit, players in index order.
+    pre: the players before i in a fresh uniform permutation; a player's two coalitions are paid as a unit.
     """
     xp = ledger.xp
     r, d = selected.shape
@@ -61,9 +55,9 @@ def pair_marginals(ledger: Ledger, games: Any, selected: Any, stream: KeyedStrea
     return samples, taken
 
 
-@register_topk
+@register
 class ApproShapley(TopKAlgorithm):
-    """Method "permutation": ApproShapley (Castro et al. 2009), whole permutation walks."""
+    """Algorithm "permutation": ApproShapley (Castro et al. 2009), whole permutation walks."""
 
     name = "permutation"
     pac = False
@@ -74,7 +68,7 @@ class ApproShapley(TopKAlgorithm):
         """v(∅), v(N) and one walk (paid whole)."""
         return 2 + (d - 1)
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Walk permutations until every game's budget is spent."""
         d = ledger.n_players
 
@@ -89,9 +83,9 @@ class ApproShapley(TopKAlgorithm):
         return run_stats_method(self, ledger, body)
 
 
-@register_topk
+@register
 class SamplingShapAtK(TopKAlgorithm):
-    """Method "sampling_shap_at_k": SHAP@K with permutation sampling of the border pair."""
+    """Algorithm "sampling_shap_at_k": SHAP@K with permutation sampling of the border pair."""
 
     name = "sampling_shap_at_k"
     adaptive = True
@@ -107,7 +101,7 @@ class SamplingShapAtK(TopKAlgorithm):
         """Return the warm-up evaluations: v(∅), v(N) and t_min permutations of d − 1 evaluations."""
         return 2 + t_min * (d - 1)
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Warm up with t_min permutations per game, then sample the border pair."""
         xp = ledger.xp
 

@@ -1,16 +1,6 @@
-"""Budget ledger, running statistics and confidence bounds shared by the top-k estimators.
+"""Budget ledger, running statistics and confidence bounds of the top-k estimators, per game, on the game's backend.
 
-All state has a leading axis over the ``n_games`` games of a :class:`~sklearn_shapq.games.Game`
-(rows of a local explanation, or repeated runs), so one Python loop over rounds serves every game
-at once. Every per-game quantity depends only on that game's own draws and values.
-
-The state lives on the game's backend, in its array namespace ``xp`` (numpy, or cupy on a GPU):
-masks, values, budgets, running moments, pair statistics and bounds never come to the host
-during a run. What does is what Python must branch or size arrays on: the count of coalitions a
-call pays for and, through boolean indexing, how many games are still active (a few scalars per
-round). :func:`~sklearn_shapq.algorithms.top_k_shapley` copies the final estimates to the host.
-On numpy the results are bit-identical to a host-only run; on a GPU, sums per game are atomic
-adds (``bincount``), so their last bits may depend on the order the device adds in.
+On a GPU the per-game sums are atomic adds (``bincount``), so their last bits may depend on the device's order.
 """
 
 from __future__ import annotations
@@ -22,31 +12,16 @@ import numpy as np
 from scipy.stats import norm
 
 from sklearn_shapq.algorithms._moments import RunningMoments
-from sklearn_shapq.backends._array_ops import scipy_special
+from sklearn_shapq.backends import scipy_special
 
 RANKINGS = ("signed", "absolute")
 
 
 class Ledger:
-    """Evaluates coalitions against a per-game budget; v(∅) and v(N) are cached and charged once.
+    """Evaluates coalitions against a per-game budget; v(∅) and v(N) are charged once, then free.
 
-    On creation v(∅) and v(N) of every game are taken from the game's cache (charged 2
-    evaluations per game, as in the paper); afterwards a coalition equal to ∅ or N is free.
-    :meth:`pay` evaluates only what fits in each game's budget, in one call of the game, and keeps
-    the values of the output each game ranks. Everything is on the game's backend (``xp``).
-
-    Parameters
-    ----------
-    game : Game
-    max_evals : int or None
-        Evaluations per game, including v(∅) and v(N); None: unlimited.
-    outputs : int array of shape (n_games,), optional
-        Which model output each game ranks (default: output 0); host or backend array.
-
-    Attributes
-    ----------
-    xp : module
-        The game's array namespace; ``empty``, ``full`` (n_games,) and ``used`` live in it.
+    ``max_evals`` counts v(∅) and v(N) (None: unlimited); ``outputs`` (n_games,) is the output each
+    game ranks. ``empty``, ``full`` and ``used`` (n_games,) live in the game's namespace ``xp``.
     """
 
     def __init__(self, game: Any, max_evals: int | None, outputs: Any = None) -> None:
@@ -73,24 +48,8 @@ class Ledger:
     def pay(self, masks: Any, games: Any, units: Any) -> tuple[Any, Any]:
         """Evaluate the affordable units of coalitions, in order, in one game call.
 
-        Parameters
-        ----------
-        masks : bool array of shape (m, d)
-        games : int array of shape (m,)
-            Game of each coalition.
-        units : int array of shape (m,)
-            Coalitions that are paid together share a unit; units are numbered 0, 1, … in the
-            order of ``masks`` (non-decreasing). Per game, units are paid in order while their
-            cumulative cost fits the remaining budget; ∅ and N cost nothing.
-
-        All arrays are on the game's backend; only the number of units and of coalitions to
-        evaluate come to the host.
-
-        Returns
-        -------
-        values : array of shape (m,)
-            v of each paid coalition, NaN for the others.
-        paid : bool array of shape (m,)
+        ``masks`` (m, d), ``games`` and non-decreasing ``units`` (m,): a game pays its units in order
+        while they fit. Returns the values (m,), NaN where unpaid, and which were paid.
         """
         xp = self.xp
         sizes = masks.sum(axis=1)
@@ -129,14 +88,7 @@ def _refuse_non_finite(game: Any, values: Any, what: str) -> None:
 
 
 class PlayerStats(RunningMoments):
-    """Running count, mean and sum of squared deviations per (game, player), merged stably.
-
-    Parameters
-    ----------
-    n_games, d : int
-    xp : module, default=numpy
-        Array namespace of the statistics.
-    """
+    """Running count, mean and sum of squared deviations per (game, player), in namespace ``xp``."""
 
     def __init__(self, n_games: int, d: int, xp: Any = np) -> None:
         super().__init__((n_games, d), xp)
@@ -202,18 +154,7 @@ def pac_satisfied(stats: RunningMoments, in_top: Any, z: float, epsilon: float, 
 
 
 class PairStats:
-    """Statistics of Δ_i − Δ_j (and Δ_i + Δ_j for absolute ranking) over rounds sampling both.
-
-    T, D, Q of Greedy CMCS (joint rounds, sum, sum of squares); the sums of Δ_i + Δ_j let a pair
-    be compared by magnitude when the current signs of i and j differ.
-
-    Parameters
-    ----------
-    n_games, d : int
-    ranking : {"signed", "absolute"}
-    xp : module, default=numpy
-        Array namespace of the statistics.
-    """
+    """Greedy CMCS's T, D, Q (joint rounds, sum, sum of squares) of Δ_i − Δ_j (and Δ_i + Δ_j for "absolute")."""
 
     def __init__(self, n_games: int, d: int, ranking: str, xp: Any = np) -> None:
         self.xp = xp
@@ -289,17 +230,15 @@ class TopKResult:
     values : ndarray of shape (n_games, d)
         Shapley value estimates (unsampled players: 0).
     stderr : ndarray of shape (n_games, d)
-        Standard errors of the estimates (NaN where not estimable: below two samples; 0 for a lone
-        player's exact value).
+        NaN below two samples; 0 for a lone player's exact value.
     counts : ndarray of shape (n_games, d)
-        Samples (marginal contributions, or coalition values for the SVARM family) per player.
+        Samples per player (coalition values for the SVARM family).
     top_k : int ndarray of shape (n_games, k)
         The k best-ranked players, best first.
     n_evals : int ndarray of shape (n_games,)
         Evaluations of the game charged, v(∅) and v(N) included.
     pac_satisfied : bool ndarray of shape (n_games,)
-        Whether the PAC stopping rule held at the end (with ε = 0 in fixed-budget mode: the
-        bounds of the top k and the rest are separated); always False for the SVARM family.
+        Whether the PAC rule held at the end (ε = 0 in fixed-budget mode); False for the SVARM family.
     """
 
     values: np.ndarray

@@ -1,11 +1,6 @@
-"""The SVARM family of the top-k paper: estimates from coalition values, no marginal contributions.
+"""The SVARM family of the top-k paper: SVARM and Stratified SVARM, from coalition values (no PAC mode).
 
-SVARM: φ_i = φ⁺_i − φ⁻_i, the mean of v(A⁺) over sampled A⁺ ∋ i (sizes ∝ 1/ℓ) minus that of
-v(A⁻) over A⁻ ∌ i (sizes ∝ 1/(d − ℓ)), after a warm-up of one of each per player.
-Stratified SVARM (the paper's variant): strata by player and size, φ_i = (1/d) Σ_ℓ
-(φ⁺_{i,ℓ} − φ⁻_{i,ℓ}), coalitions of uniform size 1 … d − 1 paired with their complements,
-strata of N and ∅ seeded from the cached values. Unsampled strata count as 0. Neither keeps
-confidence bounds, so neither has a PAC mode.
+SVARM: φ_i = mean v(A⁺ ∋ i) − mean v(A⁻ ∌ i); Stratified SVARM averages that by size (unsampled strata: 0).
 """
 
 from __future__ import annotations
@@ -14,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from sklearn_shapq.algorithms._topk_base import TopKAlgorithm, register_topk, run_batched
+from sklearn_shapq._registry import register
+from sklearn_shapq.algorithms._registry import ShapleyEstimate
+from sklearn_shapq.algorithms._topk_base import TopKAlgorithm, run_batched
 from sklearn_shapq.algorithms._topk_state import Ledger, PlayerStats
 from sklearn_shapq.samplers import KeyedStream, sized_coalitions
 
@@ -23,7 +20,7 @@ class _SVARMBase(TopKAlgorithm):
     pac = False
     stratified = False
 
-    def run(self, ledger: Ledger, stream: KeyedStream) -> tuple:
+    def run(self, ledger: Ledger, stream: KeyedStream) -> ShapleyEstimate:
         """Spend every game's budget on coalition values; return φ⁺ − φ⁻ per player."""
         n_games, d, xp = ledger.n_games, ledger.n_players, ledger.xp
         cells = d * d if self.stratified else d
@@ -85,9 +82,13 @@ class _SVARMBase(TopKAlgorithm):
             values = (plus.mean - minus.mean).reshape(shape).sum(axis=2) / d
             variance = (plus.stderr() ** 2 + minus.stderr() ** 2).reshape(shape).sum(axis=2)
             counts = (plus.count + minus.count).reshape(shape).sum(axis=2)
-            return values, xp.sqrt(variance) / d, counts, None
+            return ShapleyEstimate(
+                values=values, stderr=xp.sqrt(variance) / d, dof=None, n_evals=ledger.used, counts=counts
+            )
         stderr = xp.sqrt(plus.stderr(xp.nan) ** 2 + minus.stderr(xp.nan) ** 2)  # NaN below two samples of either
-        return plus.mean - minus.mean, stderr, plus.count + minus.count, None
+        return ShapleyEstimate(
+            values=plus.mean - minus.mean, stderr=stderr, dof=None, n_evals=ledger.used, counts=plus.count + minus.count
+        )
 
 
 def _svarm_warm_up(ledger: Ledger, plus: PlayerStats, minus: PlayerStats, stream: KeyedStream) -> None:
@@ -108,9 +109,9 @@ def _svarm_warm_up(ledger: Ledger, plus: PlayerStats, minus: PlayerStats, stream
     minus.add(games, xp.broadcast_to(values[1::2, None], own.shape), own & paid[1::2, None])
 
 
-@register_topk
+@register
 class SVARM(_SVARMBase):
-    """Method "svarm": SVARM (Kolpaczki et al. 2024)."""
+    """Algorithm "svarm": SVARM (Kolpaczki et al. 2024)."""
 
     name = "svarm"
     minimum_needs = "v(∅), v(N) and the warm-up's 2 d coalitions: one sample of φ⁺_i and one of φ⁻_i per player"
@@ -121,9 +122,9 @@ class SVARM(_SVARMBase):
         return 2 + 2 * d
 
 
-@register_topk
+@register
 class StratifiedSVARM(_SVARMBase):
-    """Method "stratified_svarm": the paper's Stratified SVARM."""
+    """Algorithm "stratified_svarm": the paper's Stratified SVARM."""
 
     name = "stratified_svarm"
     stratified = True

@@ -8,18 +8,13 @@ from typing import Any
 
 @dataclass
 class UnitSamples:
-    """Per-unit Shapley estimates of a block of explained rows.
-
-    A unit is the independent sampling unit: one permutation for plain Monte Carlo, an antithetic
-    pair, an orthogonal block. Standard errors are computed over units, never over the correlated
-    permutations inside one.
+    """Per-unit Shapley estimates of a block of rows; standard errors are taken over these independent units.
 
     Attributes
     ----------
-    values : array of shape (B, m, d, k)
-        Weighted mean of the marginal contributions of each unit's permutations.
+    values : array of shape (B, m, d, n_outputs)
     weights : array of shape (m,)
-        Total weight of each unit; the weights of all units sum to 1.
+        Total weight of each unit, summing to 1.
     """
 
     values: Any
@@ -29,18 +24,11 @@ class UnitSamples:
 def combine_units(units: UnitSamples, xp: Any) -> tuple[Any, Any]:
     """Return the estimate Σ_u W_u ū_u and its standard error.
 
-    The standard error is sqrt(m / (m − 1) · Σ_u W_u² (ū_u − φ̂)²), which is the usual
-    s / sqrt(m) for equal weights W_u = 1/m. With a single unit it is NaN (not estimable).
-
-    Parameters
-    ----------
-    units : UnitSamples
-    xp : module
-        Array namespace of ``units``.
+    Standard error sqrt(m / (m − 1) · Σ_u W_u² (ū_u − φ̂)²) (s / sqrt(m) for equal weights); NaN for one unit.
 
     Returns
     -------
-    estimate, stderr : arrays of shape (B, d, k)
+    estimate, stderr : arrays of shape (B, d, n_outputs)
     """
     w = units.weights[None, :, None, None]
     estimate = (w * units.values).sum(axis=1)

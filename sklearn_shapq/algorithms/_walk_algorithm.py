@@ -1,35 +1,25 @@
-"""Permutation-walk estimators: one family serving every registered ordering source by its name.
+"""Permutation-walk algorithms: the walk over each registered ordering source, under the source's name.
 
-A row's budget buys n orderings (d − 1 evaluations each, plus v(∅) and v(N) once), cut into
-sampling units by the source. The units are walked in chunks of a fixed number of orderings per
-row, so a row's values never depend on the rows it shares a block with, and memory stays bounded
-whatever the budget: units are merged into running moments (or, for weighted designs, kept).
+Chunks hold a fixed number of a row's orderings, so its values never depend on its block.
 """
 
 from __future__ import annotations
 
+import copyreg
 import math
-from typing import Any
+from abc import ABCMeta
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
 from sklearn_shapq.algorithms._moments import RunningMoments
 from sklearn_shapq.algorithms._permutation_walk import walk_units
-from sklearn_shapq.algorithms._registry import (
-    SHAPLEY_ALGORITHMS,
-    ShapleyAlgorithm,
-    ShapleyEstimate,
-    register_algorithm,
-)
+from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
-from sklearn_shapq.samplers import ORDERING_SOURCES, make_source, register_source
+from sklearn_shapq.samplers import ORDERING_SOURCES, OrderingSource
 
 ROW_MASK_BYTES = 4 * 2**20
-"""Coalition masks of one row walked at once: fixes the chunks of a row, whatever its block.
-
-The interventional game never writes these masks (it builds model rows from the orderings' ranks,
-:meth:`~sklearn_shapq.games.Game.prefix_grid`); for it the bound is a margin. Other games
-(feature groups, score games) evaluate the masks."""
+"""Coalition masks of one row walked at once: fixes a row's chunks, whatever its block."""
 
 TOL_ROUNDS = 10
 """With a tolerance, units are walked in about this many rounds, checking errors after each."""
@@ -38,57 +28,61 @@ TOL_MIN_UNITS = 10
 """No row stops before this many units: an error from fewer is too noisy to stop on."""
 
 
-def register_sampler(cls: type) -> type:
-    """Class decorator: register an ordering source and make its walk a Shapley estimator of the same name."""
-    register_source(cls)
-    SHAPLEY_ALGORITHMS[cls.name] = PermutationWalkAlgorithm
-    return cls
-
-
-@register_algorithm(*ORDERING_SOURCES)
 class PermutationWalkAlgorithm(ShapleyAlgorithm):
-    """Walks of the orderings of a registered sampler ("mc", "antithetic", "orthogonal", "sobol", …).
+    """Walks of the orderings of one ordering source, ``ordering_source`` ("mc", "antithetic", "sobol", …).
 
-    Unbiased and exactly efficient for any sampler whose orderings are each uniform. With
-    ``tol``, a row stops adding units once all its standard errors are below ``tol`` (checked
-    about :data:`TOL_ROUNDS` times), keeping an exactly efficient estimate.
+    Unbiased and exactly efficient for uniform orderings. With ``tol`` a row stops once all its
+    standard errors are below it (checked about :data:`TOL_ROUNDS` times). Not registered itself.
     """
+
+    ordering_source: ClassVar[type[OrderingSource]]
+    """The ordering source whose orderings are walked (its ``name`` is the algorithm's)."""
 
     supports_tol = True
 
     @classmethod
-    def minimum_evals(cls, name: str, n_players: int) -> int:
-        """v(∅), v(N) and one step of orderings (a pair for paired samplers)."""
-        return 2 + ORDERING_SOURCES[name].orderings_per_step * (n_players - 1)
+    def over(cls, source: type[OrderingSource]) -> type[PermutationWalkAlgorithm]:
+        """Return the walk over ``source``: a thin subclass named and sourced by it."""
+        namespace = {
+            "name": source.name,
+            "ordering_source": source,
+            "__module__": cls.__module__,
+            "__qualname__": f"{cls.__qualname__}[{source.__qualname__}]",
+            "__doc__": f"Algorithm {source.name!r}: permutation walks of the orderings of {source.__qualname__}.",
+        }
+        return cast(type[PermutationWalkAlgorithm], _WalkClass(f"{cls.__name__}[{source.__name__}]", (cls,), namespace))
 
     @classmethod
-    def orderings_within(cls, name: str, max_evals: int, n_players: int) -> int:
-        """Orderings a budget buys (whole steps), before any cap of the sampler."""
-        step = ORDERING_SOURCES[name].orderings_per_step
+    def minimum_evals(cls, n_players: int) -> int:
+        """v(∅), v(N) and one step of orderings (a pair for paired sources)."""
+        return 2 + cls.ordering_source.orderings_per_step * (n_players - 1)
+
+    @classmethod
+    def orderings_within(cls, max_evals: int, n_players: int) -> int:
+        """Orderings a budget buys (whole steps), before any cap of the source."""
+        step = cls.ordering_source.orderings_per_step
         return step * ((max_evals - 2) // (step * (n_players - 1)))
 
     @classmethod
-    def refusal(cls, name: str, max_evals: int, n_players: int) -> str | None:
-        """Check the minimum budget, and the sampler's own limits on the orderings it builds."""
-        reason = super().refusal(name, max_evals, n_players)
+    def refusal(cls, max_evals: int, n_players: int) -> str | None:
+        """Check the minimum budget, and the source's own limits on the orderings it builds."""
+        reason = super().refusal(max_evals, n_players)
         if reason is not None:
             return reason
-        source = ORDERING_SOURCES[name]
-        n = source.useful_orderings(cls.orderings_within(name, max_evals, n_players), n_players)
-        return source.too_many(n, n_players)
+        n = cls.ordering_source.useful_orderings(cls.orderings_within(max_evals, n_players), n_players)
+        return cls.ordering_source.too_many(n, n_players)
 
     @classmethod
-    def draws_per_game(cls, name: str) -> bool:
+    def draws_per_game(cls) -> bool:
         """Return True for per-row sources ("mc", "antithetic", "orthogonal"), False for shared designs."""
-        return not ORDERING_SOURCES[name].shared_design
+        return not cls.ordering_source.shared_design
 
     def plan(self, max_evals: int) -> int:
         """Build the ordering source of the call; spend 2 + n (d − 1)."""
         d = self.n_players
-        source = ORDERING_SOURCES[self.name]
-        n = source.useful_orderings(self.orderings_within(self.name, max_evals, d), d)
+        n = self.ordering_source.useful_orderings(self.orderings_within(max_evals, d), d)
         options = {key: self.options[key] for key in ("lam", "n_candidates") if key in self.options}
-        self.source = make_source(self.name, n, d, self.seed, **options)
+        self.source = self.ordering_source(n, d, self.seed, **options)
         self.tol = self.options.get("tol")
         return 2 + n * (d - 1)
 
@@ -119,7 +113,7 @@ class PermutationWalkAlgorithm(ShapleyAlgorithm):
         n_rows, d, k = len(games), self.n_players, game.n_outputs
         weighted = not source.uniform_weights
         moments = RunningMoments((n_rows, d, k), xp)
-        kept = xp.empty((n_rows, source.n_units, d, k)) if weighted else None
+        kept: Any = xp.empty((n_rows, source.n_units, d, k)) if weighted else None
         values, stderr = xp.empty((n_rows, d, k)), xp.empty((n_rows, d, k))
         units_used = np.full(n_rows, source.n_units)
         active = np.arange(n_rows)
@@ -155,4 +149,24 @@ class PermutationWalkAlgorithm(ShapleyAlgorithm):
             units_used[active[done]] = end
             active = active[~done]
         orderings_used = np.minimum(units_used * source.unit_size, source.n_orderings)
-        return ShapleyEstimate(values, stderr, units_used - 1.0, 2 + orderings_used * (d - 1))
+        return ShapleyEstimate(values=values, stderr=stderr, n_evals=2 + orderings_used * (d - 1), dof=units_used - 1.0)
+
+
+class _WalkClass(ABCMeta):
+    """Metaclass of the walks :meth:`PermutationWalkAlgorithm.over` makes: they pickle by their source."""
+
+
+def _walk_over(source: type[OrderingSource]) -> Any:
+    """Return the walk over ``source`` (the registered one when ``source`` is registered): unpickles a walk."""
+    if ORDERING_SOURCES.get(source.name) is source:
+        return SHAPLEY_ALGORITHMS[source.name]
+    return PermutationWalkAlgorithm.over(source)
+
+
+def _pickle_walk(walk: Any) -> Any:
+    """Pickle a walk class as the walk over its (importable) source."""
+    return _walk_over, (walk.ordering_source,)
+
+
+copyreg.pickle(_WalkClass, _pickle_walk)
+SHAPLEY_ALGORITHMS.derive(ORDERING_SOURCES, PermutationWalkAlgorithm.over)

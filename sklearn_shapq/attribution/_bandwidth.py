@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
+from sklearn_shapq.backends import FACTOR_KINDS
 
 MAX_MEDIAN_ROWS = 500
 """Median heuristics look at the pairs of at most this many evenly spaced rows."""
@@ -31,11 +31,8 @@ def _exponent(values: np.ndarray) -> int:
 def _median_pair_distance(points: np.ndarray, metric: str) -> float:
     """Median of the non-zero distances between rows of ``points`` (N, p); NaN when all rows coincide.
 
-    Over the pairs of at most :data:`MAX_MEDIAN_ROWS` evenly spaced rows; when those all coincide
-    but ``points`` do not (a nearly constant column), over the pairs of its distinct rows weighted
-    by how often each occurs (the lower weighted median). Distances are taken after an exact
-    scaling by a power of two, so that squares neither overflow nor underflow; the median is inf
-    only when it exceeds float64.
+    Over at most :data:`MAX_MEDIAN_ROWS` evenly spaced rows (the distinct rows, weighted, when those
+    coincide); distances are taken after an exact power-of-two scaling, so squares do not overflow.
     """
     rows = _rows_for_median(points)
     exponent = _exponent(rows)
@@ -77,16 +74,13 @@ def median_distance_per_feature(X: np.ndarray) -> np.ndarray:
 def resolve_bandwidths(bandwidth: Any, X: np.ndarray, name: str, columns: Any = None) -> np.ndarray:
     """Per-feature bandwidths σ_j (d,) from a rule name, a positive number or an array of d.
 
-    "median" (the paper's): one σ, the median Euclidean distance between rows of X, shared by
-    every feature. "median_per_feature": σ_j is the median |x_aj − x_bj| of feature j (inf for a
-    constant feature, whose factors are then 1). The parameter's type was validated by the public
-    class; only what depends on d is checked here.
+    "median": one σ, the median Euclidean distance between rows; "median_per_feature": the median
+    |x_aj − x_bj| of each feature (inf for a constant feature).
 
     Raises
     ------
     ValueError
-        An array that does not hold d positive values, or a median too large for float64 (``name``
-        is the parameter in the message, ``columns`` name the columns).
+        An array that does not hold d positive values, or a median too large for float64.
 
     Examples
     --------
@@ -124,15 +118,12 @@ def _column_name(j: int, columns: Any) -> str:
 def unit_scaled(U: np.ndarray, bandwidths: np.ndarray, name: str, columns: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """U and σ with each column j scaled by 2^−e_j, σ_j 2^−e_j in [0.5, 1): the same kernel, without overflow.
 
-    The scaling is exact, so the kernel factors are bit for bit those of (U, σ) wherever those
-    were finite, and stay finite for extreme scales (values near 1e±155, tiny or huge bandwidths).
-    A column of infinite σ becomes 0 (its factors are 1).
+    The scaling is exact (bit-identical factors wherever they were finite); infinite σ gives a zero column.
 
     Raises
     ------
     ValueError
-        A column whose values divided by its bandwidth overflow float64 (``name``: the bandwidth
-        parameter, ``columns``: the column names).
+        A column whose values divided by its bandwidth overflow float64.
     """
     finite = np.isfinite(bandwidths)
     exponents = np.frexp(np.where(finite, bandwidths, 1.0))[1]

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._feature_groups import FeatureGroups, resolve_feature_groups
 from sklearn_shapq._validation import default_feature_names
-from sklearn_shapq.algorithms import resolve_product_kernel_method, statistic_shapley
+from sklearn_shapq.algorithms import resolve_product_kernel_algorithm, statistic_shapley
 from sklearn_shapq.attribution._bandwidth import (
     BANDWIDTH_RULES,
     KERNELS,
@@ -21,8 +21,7 @@ from sklearn_shapq.attribution._bandwidth import (
     resolve_bandwidths,
     unit_scaled,
 )
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.backends._product_kernel import METHODS
+from sklearn_shapq.backends import PRODUCT_KERNEL_BACKEND_ALGORITHMS, resolve_backend
 
 KERNEL = [StrOptions(set(KERNELS))]
 """``_parameter_constraints`` entry of the per-feature kernel (``kernel_x`` of HSIC, ``kernel`` of MMD)."""
@@ -30,7 +29,7 @@ KERNEL = [StrOptions(set(KERNELS))]
 BANDWIDTH = [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither"), "array-like"]
 """Per-feature bandwidths: a median rule, one positive number, or d positive numbers (checked in fit)."""
 
-METHOD = [StrOptions({"auto", *METHODS})]
+ALGORITHM = [StrOptions({"auto", *PRODUCT_KERNEL_BACKEND_ALGORITHMS})]
 """Algorithm per pair of samples."""
 
 STATISTIC = [StrOptions({"biased", "unbiased"})]
@@ -42,18 +41,7 @@ _ESTIMATOR_ROW_TEMPORARIES = 3  # (N,) float64 rows per block row in statistic_s
 def block_rows(n_samples: int, row_temporaries: int) -> int:
     """Rows of samples per block so that a block's temporaries fit in scikit-learn's ``working_memory``.
 
-    Parameters
-    ----------
-    n_samples : int
-        N, the pooled sample size.
-    row_temporaries : int
-        float64 arrays of N entries the weight provider holds per row of a block.
-
-    Returns
-    -------
-    int
-        Between 1 and N; ``sklearn.set_config(working_memory=MiB)`` (default 1024) sets it, as for
-        ``sklearn.metrics.pairwise_distances_chunked``.
+    ``row_temporaries`` float64 arrays of ``n_samples`` entries are held per row; returns 1 … N.
 
     Examples
     --------
@@ -77,7 +65,7 @@ def attribute_statistic(
     weights: Any,
     kernel: str,
     bandwidth: Any,
-    method: str,
+    algorithm: str,
     device: str,
     progress: bool,
     name: str,
@@ -87,38 +75,10 @@ def attribute_statistic(
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """Shapley attributions of Σ_ab W_ab K(u_a, u_b) and the statistic itself.
 
-    Parameters
-    ----------
-    U : array of shape (N, d)
-    weights : weight provider
-        Has ``rows(start, stop)`` and ``row_temporaries``.
-    kernel, bandwidth : the product kernel on U (see :func:`resolve_bandwidths`)
-    method : {"auto", "prefix_suffix", "quadrature"}
-    device, progress : as in the public classes (validated there)
-    name : str
-        Name of the bandwidth parameter in messages.
-    feature_groups : FeatureGroups
-        The players (groups of columns, or the columns).
-    n_jobs : int or None, default=None
-        Tiles of rows evaluated at once (joblib); the result does not depend on it.
-    columns : list of str, optional
-        Column names, for messages.
-
-    Returns
-    -------
-    attributions : ndarray of shape (p,)
-        One value per player.
-    statistic : float
-        v(N) = Σ of the attributions, since v(∅) = Σ W = 0 (the tests check it against the
-        textbook formulas).
-    bandwidths : ndarray of shape (d,)
-        One per column.
-
-    Raises
-    ------
-    ValueError
-        A bandwidth that overflows a column (see :func:`unit_scaled`), or attributions that are not
-        finite, naming the players.
+    ``U`` (N, d) and a weight provider (``rows(start, stop)``, ``row_temporaries``); the other
+    arguments as in the public classes. Returns the attributions (n_players,), the statistic
+    (their sum: v(∅) = 0) and the bandwidths (d,); a ValueError for overflowing bandwidths or
+    non-finite attributions.
     """
     bandwidths = resolve_bandwidths(bandwidth, U, name, columns)
     U, unit = unit_scaled(U, bandwidths, name, columns)  # the same kernel, computed without overflow
@@ -126,7 +86,7 @@ def attribute_statistic(
     rows = block_rows(U.shape[0], weights.row_temporaries)
     backend = resolve_backend(device)
     with backend.activate():
-        resolved = resolve_product_kernel_method(method, feature_groups.n_players, backend.is_gpu)
+        resolved = resolve_product_kernel_algorithm(algorithm, feature_groups.n_players, backend.is_gpu)
         attributions = statistic_shapley(
             U, weights, kinds, gammas, backend, resolved, rows, progress, feature_groups.player_of_column, n_jobs
         )
@@ -140,17 +100,18 @@ def attribute_statistic(
 class GlobalAttributionMixin:
     """``explain()`` for estimators whose fitted ``attributions_`` explain no particular row."""
 
+    feature_groups_: FeatureGroups  # set by the estimator's fit
+    attributions_: np.ndarray
+
     def explain(self) -> Any:
         """Return the attributions as a one-row ``shap.Explanation`` (base value 0) for shap's plots.
 
-        Use ``explain()[0]`` with ``shap.plots.bar`` to keep the signs (a 2-D Explanation is
-        plotted as mean absolute values). The estimator is not changed.
+        ``shap.plots.bar(explain()[0])`` keeps the signs (a 2-D Explanation is plotted as mean absolute values).
 
         Returns
         -------
         shap.Explanation
-            ``values`` of shape (1, p), one per player, ``base_values`` 0, the players' names
-            (``feature_groups_.names``: the feature names without ``feature_groups``).
+            ``values`` of shape (1, n_players), named by ``feature_groups_.names``.
         """
         check_is_fitted(self, "attributions_")
         names = self.feature_groups_.names

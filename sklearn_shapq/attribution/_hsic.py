@@ -18,16 +18,19 @@ from sklearn_shapq._validation import (
     KERNEL_NAN_HINT,
     N_JOBS,
     PROGRESS,
+    RENAMED,
     default_feature_names,
     is_class_target,
     refuse_missing_values,
     refuse_non_numeric_columns,
+    renamed,
+    renamed_parameter,
 )
 from sklearn_shapq.attribution._bandwidth import median_distance, unit_scaled
 from sklearn_shapq.attribution._common import (
+    ALGORITHM,
     BANDWIDTH,
     KERNEL,
-    METHOD,
     STATISTIC,
     GlobalAttributionMixin,
     attribute_statistic,
@@ -39,74 +42,51 @@ from sklearn_shapq.games import HSICWeights
 class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
     """Exact Shapley attribution of the Hilbert–Schmidt independence criterion HSIC(X, y).
 
-    With a product kernel on X, HSIC is a weighted sum over pairs of samples of products of
-    per-feature kernel factors, and its Shapley game v(S) = HSIC computed from the features in S
-    (v(∅) = 0) has exact Shapley values in O(n² d²) (Mohammadi et al. 2025, §4.2). The
-    attributions sum to the statistic. Features that carry no dependence get negative, not zero,
-    attributions (each kernel factor below 1 dilutes the others), so features are ranked by signed
-    attribution. As a selector it keeps the ``n_features_to_select`` best-ranked features (or
-    feature groups).
+    v(S) = HSIC from the features in S has exact Shapley values in O(n² d²) (Mohammadi et al.
+    2025), summing to the statistic. Uninformative features get negative attributions, so
+    players are ranked by signed attribution; as a selector it keeps the best-ranked.
 
     Parameters
     ----------
     kernel_x : {"rbf", "laplacian"}, default="rbf"
         Per-feature factor of the product kernel on X.
     bandwidth_x : {"median_per_feature", "median"}, float or array of shape (d,), default="median_per_feature"
-        σ_j of the factors exp(−(a−b)²/(2σ_j²)) (rbf) or exp(−|a−b|/σ_j) (laplacian).
-        "median" is the paper's: one σ, the median Euclidean distance between rows, shared by all
-        features; with many features every factor is then close to 1 and interactions between
-        few features are hard to see. "median_per_feature" (the default, chosen by measurement:
-        see the user guide) uses the median of ``|x_aj − x_bj|`` for each feature.
+        σ_j of the factors exp(−(a−b)²/(2σ_j²)) (rbf) or exp(−|a−b|/σ_j) (laplacian):
+        "median_per_feature" the median ``|x_aj − x_bj|`` of each feature, "median" (the paper's)
+        one σ for all, which blurs interactions at large d.
     kernel_y : {"auto", "delta", "rbf"}, default="auto"
-        Kernel on the target: "delta" 1[y_a = y_b] for class labels, "rbf" on ‖y_a − y_b‖;
-        "auto" takes delta for class labels (integer, bool, string or categorical targets) and
-        rbf otherwise: a float target is numeric even when its values are whole numbers; say
-        "delta" to treat it as classes.
+        Kernel on the target; "auto": delta for class labels (not floats), else rbf.
     bandwidth_y : "median" or float, default="median"
-        σ of the rbf target kernel (median distance between targets, or a number).
+        σ of the rbf target kernel.
     statistic : {"biased", "unbiased"}, default="biased"
-        Which estimate of HSIC is attributed: "biased", (n − 1)⁻² tr(KHLH) (the paper's), or
-        "unbiased", Song et al. (2012), n >= 4.
+        "biased", (n − 1)⁻² tr(KHLH) (the paper's), or "unbiased" (Song et al. 2012, n >= 4).
     n_features_to_select : int or float, default=0.2
         Players (features, or feature groups) kept by ``transform``: a count (at most the number
         of players p), or a fraction of p in (0, 1] (the paper's top 20%). A kept group keeps all
         its columns.
-    feature_groups : dict {str: list of column names or indices} or None, default=None
-        Columns attributed together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
-        group is one player of the game, whose kernel factor is the product of its columns'
-        factors, so the attributions stay exact. Columns are named as in X (a DataFrame's
-        columns, else "x0" …) or given by position; each may be in one group only. Players are
-        ordered by their first column (a group takes the place of its first member) and every
-        column no group names stays a player of its own. ``attributions_`` and ``ranking_`` then
-        have one entry per player, named by ``feature_groups_.names``. None: every column is a
-        player.
-    method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
+    feature_groups : dict or None, default=None
+        {group name: [columns by name or index]}: one player per group; attributions stay exact.
+    algorithm : {"auto", "prefix_suffix", "quadrature"}, default="auto"
         Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        numba kernels on the CPU, cupy kernels on CUDA.
     progress : bool, default=True
-        Show a progress bar over the pairs of samples; it appears only once ``fit`` has run 3 s.
+        Show a progress bar once ``fit`` has run 3 s.
     n_jobs : int or None, default=None
-        Tiles of rows of the pair sum evaluated at once by joblib (None: one at a time; -1: all
-        cores; on a Dask cluster under ``joblib.parallel_config(backend="dask")``). Tiles have a
-        fixed size (``sklearn.set_config(working_memory=...)``, not ``n_jobs``) and are summed in
-        a fixed order: the attributions are bit-identical for any ``n_jobs`` and backend. Each
-        running tile holds its own working memory.
+        Tiles of the pair sum evaluated at once by joblib; the result is bit-identical for any value.
+    method : str
+        Deprecated: renamed ``algorithm`` in 1.0; removed in 1.1.
 
     Attributes
     ----------
-    attributions_ : ndarray of shape (p,)
-        Shapley value of each player (feature, or feature group); they sum to ``hsic_``.
+    attributions_ : ndarray of shape (n_players,)
+        Summing to ``hsic_``.
     hsic_ : float
-        The statistic: v(N), the sum of the attributions (v(∅) = 0).
-    ranking_ : ndarray of shape (p,)
-        Rank of each player by attribution (1 = largest), as in ``RFE.ranking_``.
+    ranking_ : ndarray of shape (n_players,)
+        Rank by attribution (1 = largest), as ``RFE.ranking_``.
     feature_groups_ : FeatureGroups
-        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     bandwidths_ : ndarray of shape (d,)
-        σ_j used for each feature (column).
     bandwidth_y_ : float or None
-        σ of the rbf target kernel (None for delta).
+        None for the delta kernel.
     kernel_y_ : str
     n_features_to_select_ : int
         Number of features ``transform`` keeps.
@@ -116,10 +96,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
 
     Notes
     -----
-    Pair weights are generated in blocks of rows, so memory grows with the block's rows × n, never
-    with n² or d n²; a block's temporaries fit in scikit-learn's ``working_memory``
-    (``sklearn.set_config(working_memory=MiB)``, default 1024 MiB), as in
-    ``sklearn.metrics.pairwise_distances_chunked``.
+    Pair weights come in blocks of rows sized by scikit-learn's ``working_memory``: no n × n matrix is held.
 
     Examples
     --------
@@ -145,7 +122,8 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             Interval(RealNotInt, 0, 1, closed="right"),
         ],
         "feature_groups": [dict, None],
-        "method": METHOD,
+        "algorithm": ALGORITHM,
+        "method": renamed(ALGORITHM),
         "device": DEVICE,
         "progress": PROGRESS,
         "n_jobs": N_JOBS,
@@ -161,10 +139,11 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         statistic: str = "biased",
         n_features_to_select: int | float = 0.2,
         feature_groups: dict | None = None,
-        method: str = "auto",
+        algorithm: str = "auto",
         device: str = "cpu",
         progress: bool = True,
         n_jobs: int | None = None,
+        method: str = RENAMED,
     ) -> None:
         self.kernel_x = kernel_x
         self.bandwidth_x = bandwidth_x
@@ -173,6 +152,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         self.statistic = statistic
         self.n_features_to_select = n_features_to_select
         self.feature_groups = feature_groups
+        self.algorithm = algorithm
         self.method = method
         self.device = device
         self.progress = progress
@@ -232,15 +212,10 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
 
         Raises
         ------
-        sklearn.utils._param_validation.InvalidParameterError
-            A parameter of the wrong type or out of range (a ValueError naming it).
         ValueError
-            Bad data (a missing target in y included), bad ``feature_groups`` (a column that does
-            not exist, or a column in two groups), an integer ``n_features_to_select`` above the
-            number of players, a bandwidth array that is not d positive numbers, or a bandwidth
-            that overflows a column.
+            Bad data or ``feature_groups``, too many features to select, or bad bandwidths.
         TypeError
-            Labels in y that cannot be compared (mixed types).
+            Labels in y that cannot be compared.
         """
         minimum = 4 if self.statistic == "unbiased" else 2
         refuse_non_numeric_columns(X, "X", KERNEL_CATEGORY_HINT)
@@ -265,7 +240,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
             weights,
             self.kernel_x,
             self.bandwidth_x,
-            self.method,
+            renamed_parameter(self, "method", "algorithm"),
             self.device,
             self.progress,
             "bandwidth_x",
@@ -287,7 +262,8 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         if isinstance(k, Integral):
             if k > p:
                 raise ValueError(
-                    f"n_features_to_select must be between 1 and {p} (the features, a group counting as one), got {k}."
+                    f"n_features_to_select must be between 1 and {p} (the features, a group counting as one), "
+                    f"got {k} for {p} feature(s)."
                 )
             return int(k)
         return max(1, round(k * p))

@@ -20,22 +20,25 @@ from sklearn_shapq._validation import (
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
+    RENAMED,
     check_data,
     default_feature_names,
     refuse_missing_values,
     refuse_non_numeric_columns,
+    renamed,
+    renamed_parameter,
 )
 from sklearn_shapq.attribution._bandwidth import kernel_factors, unit_scaled
 from sklearn_shapq.attribution._common import (
+    ALGORITHM,
     BANDWIDTH,
     KERNEL,
-    METHOD,
     STATISTIC,
     GlobalAttributionMixin,
     attribute_statistic,
     feature_groups_of,
 )
-from sklearn_shapq.backends._product_kernel import factor_tensor
+from sklearn_shapq.backends import factor_tensor
 from sklearn_shapq.games import MMDWeights
 
 
@@ -50,23 +53,7 @@ def permuted_mmd2(
 ) -> np.ndarray:
     """MMD² for several splits of the pooled sample at once, from one blocked pass over its Gram matrix.
 
-    Blocks of rows of the Gram matrix fit in scikit-learn's ``working_memory``.
-
-    Parameters
-    ----------
-    U : array of shape (N, d)
-    n : int
-        Size of the first sample in every split.
-    kinds, gammas : the product kernel
-    labels : bool array of shape (N, P)
-        Column p marks the n rows of the first sample of split p.
-    unbiased : bool
-    progress : bool, default=False
-        Show a delayed progress bar over the rows of the Gram matrix.
-
-    Returns
-    -------
-    ndarray of shape (P,)
+    ``labels`` (N, P) marks the n rows of each split's first sample of ``U`` (N, d); returns (P,).
     """
     size, m = U.shape[0], U.shape[0] - n
     first = labels.astype(np.float64)
@@ -93,71 +80,49 @@ def permuted_mmd2(
 class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
     """Exact Shapley attribution of the squared maximum mean discrepancy between two samples.
 
-    MMD² with a product kernel is a weighted sum over pairs of pooled samples of products of
-    per-feature kernel factors; its Shapley game v(S) = MMD² computed from the features in S
-    (v(∅) = 0) has exact Shapley values in O((n + m)² d²) (Mohammadi et al. 2025, §4.1). The
-    attributions sum to the statistic and answer "which variables drive the difference".
-    Variables distributed alike in both samples get small negative attributions, not zero.
+    v(S) = MMD² from the features in S has exact Shapley values in O((n + m)² d²) (Mohammadi et
+    al. 2025), summing to the statistic; variables alike in both samples get small negative ones.
 
     Parameters
     ----------
     kernel : {"rbf", "laplacian"}, default="rbf"
     bandwidth : {"median", "median_per_feature"}, float or array of shape (d,), default="median"
-        σ_j of the factors, from the pooled sample: "median" (the paper's) is one σ, the median
-        Euclidean distance between pooled rows, for all features; one kernel serves all three
-        blocks (X–X, Z–Z, X–Z), as an MMD requires.
+        σ_j of the factors, from the pooled sample ("median": the paper's single σ).
     statistic : {"unbiased", "biased"}, default="unbiased"
-        Which estimate of MMD² is attributed: "unbiased", the U-statistic (the paper's; can be
-        negative), or "biased", the V-statistic.
+        The U-statistic (the paper's; can be negative) or the V-statistic.
     n_permutations : int or None, default=None
-        With an int, a permutation test of MMD² = 0: ``p_value_`` from that many random splits of
-        the pooled sample (one blocked pass over the Gram matrix for all of them).
-    feature_groups : dict {str: list of column names or indices} or None, default=None
-        Columns attributed together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
-        group is one player of the game, whose kernel factor is the product of its columns'
-        factors, so the attributions stay exact (MMD² and the p-value do not change). Columns are
-        named as in X (a DataFrame's columns, else "x0" …) or given by position; each may be in
-        one group only. Players are ordered by their first column (a group takes the place of its
-        first member) and every column no group names stays a player of its own.
-        ``attributions_`` then has one value per player, named by ``feature_groups_.names``.
-        None: every column is a player.
-    method : {"auto", "prefix_suffix", "quadrature"}, default="auto"
+        With an int, a permutation test of MMD² = 0 (``p_value_``).
+    feature_groups : dict or None, default=None
+        {group name: [columns by name or index]}: one player per group; attributions stay exact.
+    algorithm : {"auto", "prefix_suffix", "quadrature"}, default="auto"
         Algorithm per pair of samples (see :class:`ProductKernelShapExplainer`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        numba kernels on the CPU, cupy kernels on CUDA (the permutation test runs on the CPU).
+        The permutation test runs on the CPU.
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the permutation test.
     progress : bool, default=True
-        Show progress bars over the pairs of samples and the permutation test; they appear only
-        once a loop has run 3 s.
+        Show progress bars once a loop has run 3 s.
     n_jobs : int or None, default=None
-        Tiles of rows of the pair sum evaluated at once by joblib (None: one at a time; -1: all
-        cores; on a Dask cluster under ``joblib.parallel_config(backend="dask")``). Tiles have a
-        fixed size (``sklearn.set_config(working_memory=...)``, not ``n_jobs``) and are summed in
-        a fixed order: the attributions are bit-identical for any ``n_jobs`` and backend. Each
-        running tile holds its own working memory.
+        Tiles of the pair sum evaluated at once by joblib; the result is bit-identical for any value.
+    method : str
+        Deprecated: renamed ``algorithm`` in 1.0; removed in 1.1.
 
     Attributes
     ----------
-    attributions_ : ndarray of shape (p,)
-        Shapley value of each player (feature, or feature group); they sum to ``mmd2_``.
+    attributions_ : ndarray of shape (n_players,)
+        Summing to ``mmd2_``.
     mmd2_ : float
-        The statistic: v(N), the sum of the attributions (v(∅) = 0).
     p_value_ : float or None
-        Permutation-test p-value, (1 + #{permuted MMD² >= ``mmd2_``}) / (1 + n_permutations).
+        (1 + #{permuted MMD² >= ``mmd2_``}) / (1 + n_permutations).
     feature_groups_ : FeatureGroups
-        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     bandwidths_ : ndarray of shape (d,)
-        σ_j used for each feature (column).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame.
 
     Notes
     -----
-    Pair weights are generated in blocks of rows of the pooled sample, so memory grows with the
-    block's rows × (n + m), never with (n + m)²; a block's temporaries fit in scikit-learn's
-    ``working_memory`` (``sklearn.set_config(working_memory=MiB)``, default 1024 MiB).
+    Pair weights come in blocks of rows sized by scikit-learn's ``working_memory``.
 
     Examples
     --------
@@ -179,7 +144,8 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         "statistic": STATISTIC,
         "n_permutations": [Interval(Integral, 1, None, closed="left"), None],
         "feature_groups": [dict, None],
-        "method": METHOD,
+        "algorithm": ALGORITHM,
+        "method": renamed(ALGORITHM),
         "device": DEVICE,
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
@@ -194,22 +160,29 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
         statistic: str = "unbiased",
         n_permutations: int | None = None,
         feature_groups: dict | None = None,
-        method: str = "auto",
+        algorithm: str = "auto",
         device: str = "cpu",
         random_state: Any = None,
         progress: bool = True,
         n_jobs: int | None = None,
+        method: str = RENAMED,
     ) -> None:
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.statistic = statistic
         self.n_permutations = n_permutations
         self.feature_groups = feature_groups
+        self.algorithm = algorithm
         self.method = method
         self.device = device
         self.random_state = random_state
         self.progress = progress
         self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # fit(X, Z): Z, the second sample, comes where scikit-learn passes y
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, Z: Any) -> MMDAttribution:
@@ -228,12 +201,14 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
 
         Raises
         ------
-        sklearn.utils._param_validation.InvalidParameterError
-            A parameter of the wrong type or out of range (a ValueError naming it).
         ValueError
-            Bad data, fewer than 2 rows in a sample, bad ``feature_groups`` (a column that does not
-            exist, or a column in two groups), or a bandwidth array that is not d positive numbers.
+            Bad data, a sample of fewer than 2 rows, bad ``feature_groups`` or bandwidths.
         """
+        if Z is None:  # scikit-learn's words for a missing y (its estimator checks read them)
+            raise ValueError(
+                "MMDAttribution.fit(X, Z) needs the sample Z from Q. Expected array-like (array or non-string "
+                "sequence), got None."
+            )
         refuse_non_numeric_columns(X, "X", KERNEL_CATEGORY_HINT)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
         refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
@@ -258,7 +233,7 @@ class MMDAttribution(GlobalAttributionMixin, BaseEstimator):
             MMDWeights(n, Z.shape[0], unbiased),
             self.kernel,
             self.bandwidth,
-            self.method,
+            renamed_parameter(self, "method", "algorithm"),
             self.device,
             self.progress,
             "bandwidth",

@@ -1,18 +1,32 @@
-"""Compute backends: device resolution, array namespace and hot-loop kernels.
+"""Compute backends (numpy + numba, or cupy) from ``device=``; cupy is imported only when asked for."""
 
-``resolve_backend(device)`` turns the public ``device=`` parameter into a backend object that the
-games and estimators receive. Every backend offers the same small set of operations:
-
-* ``xp``: the array namespace (numpy or cupy);
-* ``masked_rows(x, masks, background)``: the model input rows of an interventional game;
-* ``background_mean(outputs, n_background)``: average model outputs over background rows;
-* ``to_device`` / ``to_numpy``: move arrays in and out.
-
-No module here imports cupy at import time, so the package imports without a GPU.
-"""
-
-from sklearn_shapq.backends._array_ops import ArrayBackend
+from sklearn_shapq.backends._array_ops import ArrayBackend, repeat_counts, scipy_special
 from sklearn_shapq.backends._cpu import CpuBackend
 from sklearn_shapq.backends._device import DeviceUnavailableError, resolve_backend
+from sklearn_shapq.backends._feistel import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys
+from sklearn_shapq.backends._product_kernel import (
+    ANCHORS_PER_CHUNK,
+    FACTOR_KINDS,
+    PREFIX_SUFFIX_MAX_FEATURES,
+    PRODUCT_KERNEL_BACKEND_ALGORITHMS,
+    factor_tensor,
+)
 
-__all__ = ["ArrayBackend", "CpuBackend", "DeviceUnavailableError", "resolve_backend"]
+__all__ = [
+    "ANCHORS_PER_CHUNK",
+    "FACTOR_KINDS",
+    "FEISTEL_ROUNDS",
+    "GOLDEN_RATIO_64",
+    "PREFIX_SUFFIX_MAX_FEATURES",
+    "PRODUCT_KERNEL_BACKEND_ALGORITHMS",
+    "UINT64_ONE",
+    "ArrayBackend",
+    "CpuBackend",
+    "DeviceUnavailableError",
+    "factor_tensor",
+    "mix64",
+    "ordering_keys",
+    "repeat_counts",
+    "resolve_backend",
+    "scipy_special",
+]

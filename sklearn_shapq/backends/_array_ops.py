@@ -1,9 +1,4 @@
-"""Backend written against an array namespace ``xp``.
-
-The CUDA backend subclasses :class:`ArrayBackend` with ``xp = cupy`` and swaps in custom kernels;
-with ``xp = numpy`` the very same code runs in CI, which is how the GPU code path is tested on
-machines without a GPU (DESIGN.md, "Backends").
-"""
+"""Backend written against an array namespace ``xp``: cupy on a GPU, numpy to test that code path in CI."""
 
 from __future__ import annotations
 
@@ -28,15 +23,7 @@ _GRID_ELEMENTS = 1 << 22
 
 
 class ArrayBackend:
-    """Array-namespace backend: every operation is plain ``xp`` array code.
-
-    Parameters
-    ----------
-    xp : module
-        ``numpy`` or ``cupy``.
-    name : str
-        Name reported in explanations and errors.
-    """
+    """Array-namespace backend: every operation is plain ``xp`` (numpy or cupy) array code; ``name`` is reported."""
 
     def __init__(self, xp: ModuleType = np, name: str = "array") -> None:
         self.xp = xp
@@ -70,28 +57,10 @@ class ArrayBackend:
         return np.asarray(get() if get is not None else a)
 
     def masked_rows(self, x: Any, masks: Any, background: Any, out: Any = None) -> Any:
-        """Model input rows of the interventional game.
+        """Interventional model input rows: row ``p * N + n`` is ``x[p]`` on ``masks[p]``, else ``background[n]``.
 
-        Row ``p * N + n`` holds ``x[p, j]`` where ``masks[p, j]`` is true and ``background[n, j]``
-        elsewhere: one block of N rows per (explained row, coalition) pair ``p``.
-
-        Parameters
-        ----------
-        x : array of shape (P, d)
-            The explained row of each pair.
-        masks : bool array of shape (P, d)
-            The coalition of each pair.
-        background : array of shape (N, d)
-            Background rows.
-        out : array of shape (P * N, d), optional
-            Where to write the rows (a buffer reused across calls, so that the memory of each
-            call is not faulted in anew); its dtype must be that of ``x`` and ``background``
-            combined.
-
-        Returns
-        -------
-        array of shape (P * N, d)
-            ``out`` when given.
+        ``x`` and ``masks`` are (P, d), ``background`` (N, d); returns (P * N, d), into the reused
+        buffer ``out`` when given.
         """
         xp = self.xp
         rows = xp.where(masks[:, None, :], x[:, None, :], background[None, :, :])
@@ -104,30 +73,10 @@ class ArrayBackend:
     def part_masked_rows(
         self, x: Any, x_rows: Any, masks: Any, background: Any, first_rows: Any, part_size: int, out: Any = None
     ) -> Any:
-        """Model input rows of games split by parts of the background: one block per coalition.
+        """Model input rows of games split by background parts: coalition p against its part's M rows.
 
-        Row ``p * M + i`` (M = ``part_size``) holds ``x[x_rows[p], j]`` where ``masks[p, j]`` is
-        true and ``background[first_rows[p] + i, j]`` elsewhere: coalition p against the M
-        background rows of its part. ``masked_rows`` is the case of one part (M = N).
-
-        Parameters
-        ----------
-        x : array of shape (n, d)
-            Explained rows.
-        x_rows : int array of shape (P,)
-            The explained row of each coalition.
-        masks : bool array of shape (P, d)
-        background : array of shape (N, d)
-        first_rows : int array of shape (P,)
-            The first background row of each coalition's part.
-        part_size : int
-        out : array of shape (P * M, d), optional
-            Where to write the rows (see :meth:`masked_rows`).
-
-        Returns
-        -------
-        array of shape (P * M, d)
-            ``out`` when given.
+        Row ``p * M + i`` (M = ``part_size``) is ``x[x_rows[p]]`` on ``masks[p]`` (P, d), else
+        ``background[first_rows[p] + i]``; returns (P * M, d), into ``out`` when given.
         """
         xp = self.xp
         others = background[first_rows[:, None] + xp.arange(part_size)[None, :]]  # (P, M, d)
@@ -151,31 +100,8 @@ class ArrayBackend:
     ) -> Any:
         """Model input rows of walk prefixes: :meth:`part_masked_rows` of coalitions given by orderings.
 
-        Coalition c (0 ≤ c < m (d − 1)) is prefix t = c mod (d − 1) + 1 of ordering
-        o = c div (d − 1), the players j with ``ranks[o, j]`` < t. Coalitions ``start`` … ``stop − 1``
-        are written: row (c − start) M + i (M = ``part_size``) holds ``x[x_rows[o], j]`` on the
-        prefix and ``background[first_rows[o] + i, j]`` elsewhere. This array code builds the
-        prefixes' masks; the CPU's kernel reads the ranks instead.
-
-        Parameters
-        ----------
-        x : array of shape (n, d)
-            Explained rows.
-        x_rows, first_rows : int arrays of shape (m,)
-            The explained row and the first background row of each ordering's game.
-        ranks : int array of shape (m, d)
-            The rank vector of each ordering (the position of each player).
-        background : array of shape (N, d)
-        part_size : int
-        start, stop : int
-            The coalitions to write.
-        out : array of shape ((stop − start) M, d), optional
-            Where to write the rows (see :meth:`masked_rows`).
-
-        Returns
-        -------
-        array of shape ((stop − start) M, d)
-            ``out`` when given.
+        Coalition c is prefix ``c mod (d − 1) + 1`` of ordering ``c div (d − 1)`` of ``ranks`` (m, d);
+        coalitions ``start`` … ``stop − 1`` are written, ((stop − start) M, d).
         """
         xp = self.xp
         steps = ranks.shape[1] - 1
@@ -195,61 +121,23 @@ class ArrayBackend:
         pair_targets: Any,
         leave_outs: bool,
     ) -> tuple[Any, Any]:
-        """Solve the regression on complementary pairs: with every group of pairs, and without each group g ≥ 1.
+        """Leverage SHAP's regression on complementary pairs, with all groups and without each group g ≥ 1.
 
-        The regression of Leverage SHAP (:mod:`sklearn_shapq.backends._paired_regression`): pair p
-        holds S_p and N ∖ S_p, both of weight w_p, whose centred masks c = z_S − s / d (s: the size
-        of S) and −c add the same term 2 w c cᵀ to the normal matrix and w c (b_S − b_{N∖S}) to the
-        right side. The system of a set of groups is the sum of their normal matrices + 11ᵀ / d + λ I
-        (λ: ``RIDGE`` times the mean diagonal of that sum) with the sum of their right sides. Group 0
-        (pairs not sampled) stays in every system.
-
-        Parameters
-        ----------
-        first_masks : bool array of shape (B, P, d)
-            S_p of each pair of each of B games.
-        weights : float array of shape (P,)
-            w_p, shared by the games.
-        groups : int array of shape (P,)
-            The group (0 … n_groups − 1) of each pair, on the host.
-        n_groups : int
-        pair_targets : float array of shape (B, P, k)
-            b_S − b_{N∖S} of each pair: the difference of the regression's targets.
-        leave_outs : bool
-            Whether to solve the leave-one-group-out systems too.
-
-        Returns
-        -------
-        full : float array of shape (B, d, k)
-        leave_out : float array of shape (B, n_groups − 1, d, k), or None without ``leave_outs``
+        ``first_masks`` (B, P, d) are each pair's S, ``weights`` and host ``groups`` (P,),
+        ``pair_targets`` (B, P, n_outputs) b_S − b_{N∖S}. Returns the full solutions
+        (B, d, n_outputs) and, with ``leave_outs``, those without each group (B, n_groups − 1, d, n_outputs).
         """
         return paired_regression_array(first_masks, weights, groups, n_groups, pair_targets, leave_outs, self.xp)
 
     def background_mean(self, outputs: Any, n_background: int) -> Any:
-        """Average ``outputs`` of shape (P * N, k) over consecutive blocks of N rows → (P, k)."""
+        """Average ``outputs`` (P * N, n_outputs) over consecutive blocks of N rows → (P, n_outputs)."""
         k = outputs.shape[1]
         return outputs.reshape(-1, n_background, k).mean(axis=1)
 
     def keyed_orderings(self, keys: Any, n_features: int) -> Any:
-        """Feature orderings defined by round keys (keyed VariablePhilox bijection plus compaction).
+        """Feature orderings: the VariablePhilox bijection keyed by ``keys[p]``, compacted to ``[0, d)``.
 
-        Row ``p`` is the order-preserving filter of ``f_p(0), ..., f_p(2**b - 1)`` to the values
-        below ``n_features``, where ``f_p`` is the VariablePhilox bijection of ``[0, 2**b)`` keyed by
-        ``keys[p]`` and ``b = domain_bits(n_features)``; entry ``k`` is the feature that joins at
-        step ``k``. All backends return bit-identical orderings for the same keys.
-
-        Parameters
-        ----------
-        keys : uint32 array of shape (P, R)
-            Round keys, one row per ordering, e.g. from
-            :func:`~sklearn_shapq.backends._feistel.ordering_keys` (R = 24).
-        n_features : int
-            Number of features d, at least 1.
-
-        Returns
-        -------
-        int32 array of shape (P, d)
-            Each row a permutation of ``0 .. d-1``, on this backend's device.
+        ``keys`` (P, R) give int32 orderings (P, d), bit-identical on every backend.
 
         Examples
         --------
@@ -277,31 +165,10 @@ class ArrayBackend:
     def fit_oblivious_trees(
         self, masks: Any, targets: Any, weights: Any, n_trees: int, depth: int, learning_rate: float, l2: float
     ) -> tuple[Any, Any, Any]:
-        """Fit boosted oblivious trees by squared loss to the targets of B × M problems on coalition masks.
+        """Fit boosted oblivious trees by squared loss to B × M problems on coalition masks.
 
-        The surrogate of :mod:`sklearn_shapq.algorithms._oblivious_boosting`; the fit is described in
-        :mod:`sklearn_shapq.backends._oblivious_fit`. Here as array code on ``xp``.
-
-        Parameters
-        ----------
-        masks : bool array of shape (B, n, d)
-            The coalitions of each row, shared by the row's M problems.
-        targets : float array of shape (B, n, M)
-        weights : float array of shape (B, n, M)
-            Training weight of each coalition in each problem (0: held out; it is still predicted).
-        n_trees, depth : int
-            Boosting rounds and levels per tree (``depth`` at most d).
-        learning_rate, l2 : float
-            Shrinkage of the leaf values and λ, their ridge.
-
-        Returns
-        -------
-        players : int array of shape (n_trees, B, M, depth)
-            The player each level of each tree splits on.
-        leaves : float array of shape (n_trees, B, M, 2^depth)
-            Leaf values; leaf index ``Σ_l bit_l 2^(depth − 1 − l)``, bit_l = 1 when level l's player is in S.
-        predictions : float array of shape (B, n, M)
-            The ensemble at each row's coalitions.
+        ``masks`` (B, n, d), ``targets`` and ``weights`` (B, n, M) (weight 0: held out). Returns the
+        levels' players (n_trees, B, M, depth), leaves (n_trees, B, M, 2^depth) and predictions (B, n, M).
         """
         return fit_oblivious_array(masks, targets, weights, n_trees, depth, learning_rate, l2, self.xp)
 
@@ -313,48 +180,23 @@ class ArrayBackend:
         kinds: np.ndarray,
         gammas: np.ndarray,
         weights: Any,
-        method: str = "quadrature",
+        algorithm: str = "quadrature",
         max_bytes: int = PAIR_BLOCK_BYTES,
         players: Any = None,
     ) -> Any:
         """Weighted exact Shapley values of the two-factor product games of (query, anchor) pairs.
 
-        For query q, anchor i and reference l the game is v(S) = Π_{p∈S} a_p Π_{p∉S} b_p over
-        players p, with a_p = Π_{j∈p} k_j(q_j, X_ij) and b_p = Π_{j∈p} k_j(r_lj, X_ij) (b = 1
-        without references); see :mod:`sklearn_shapq.backends._product_kernel`. Returns
-        Σ_i w[q, i] mean_l φ(q, i, l).
-
-        Parameters
-        ----------
-        queries : array of shape (Q, d)
-        anchors : array of shape (n, d)
-        references : array of shape (L, d) or None
-        kinds : int array of shape (d,)
-            Factor kinds (codes of ``FACTOR_KINDS``).
-        gammas : array of shape (d,)
-        weights : array of shape (1, n, k) or (Q, n, k)
-            Shared by all queries (a model's dual coefficients) or one row per query (HSIC/MMD).
-        method : {"prefix_suffix", "quadrature"}
-        max_bytes : int
-            Bound on the temporaries of one block of pairs.
-        players : int array of shape (d,) or None
-            The player of each column (0 … p − 1, each with a column): a player's factor is the
-            product of its columns' factors. None: each column is a player (p = d).
-
-        Returns
-        -------
-        array of shape (Q, p, k)
+        Returns Σ_i w[q, i] mean_l φ(q, i, l), (Q, n_players, n_outputs), for ``queries`` (Q, d),
+        ``anchors`` (n, d), ``references`` (L, d) or None and ``weights`` (1 or Q, n, n_outputs);
+        ``players`` maps columns to players. See :mod:`sklearn_shapq.backends._product_kernel`.
         """
         return pair_shapley_array(
-            self.xp, queries, anchors, references, kinds, gammas, weights, method, max_bytes, players
+            self.xp, queries, anchors, references, kinds, gammas, weights, algorithm, max_bytes, players
         )
 
 
 def repeat_counts(values: Any, counts: Any, xp: ModuleType) -> Any:
-    """Entry i of ``values`` repeated ``counts[i]`` times: ``numpy.repeat`` with per-entry counts on a device.
-
-    cupy 13 takes only host counts; here the counts stay on the device and only the length of the
-    result comes to the host.
+    """``numpy.repeat`` with per-entry counts kept on the device (cupy 13 takes host counts only).
 
     Examples
     --------

@@ -151,10 +151,7 @@ class CpuBackend(ArrayBackend):
         stop: int,
         out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Model input rows of walk prefixes (see :meth:`ArrayBackend.prefix_rows`), read from the ranks.
-
-        The prefixes' masks are never written: a coalition's row compares the ordering's ranks
-        (d − 1 prefixes share one rank vector) with its step.
+        """Model input rows of walk prefixes (:meth:`ArrayBackend.prefix_rows`), read from the ranks without masks.
 
         Examples
         --------
@@ -196,8 +193,6 @@ class CpuBackend(ArrayBackend):
     ) -> tuple[np.ndarray, Any]:
         """Solve the paired regression's systems by one numba kernel (:meth:`ArrayBackend.paired_regression`).
 
-        Equal to the array path up to rounding.
-
         Examples
         --------
         >>> rng = np.random.default_rng(0)
@@ -213,9 +208,7 @@ class CpuBackend(ArrayBackend):
         return paired_regression_numba(first_masks, weights, groups, n_groups, pair_targets, leave_outs)
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
-        """Feature orderings defined by round keys, by a numba kernel on threads.
-
-        See :meth:`ArrayBackend.keyed_orderings`; the result is bit-identical.
+        """Feature orderings from round keys by a numba kernel, bit-identical to :meth:`ArrayBackend.keyed_orderings`.
 
         Examples
         --------
@@ -247,9 +240,7 @@ class CpuBackend(ArrayBackend):
         learning_rate: float,
         l2: float,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Fit boosted oblivious trees by a numba kernel on threads, one (row, problem) per item.
-
-        See :meth:`ArrayBackend.fit_oblivious_trees`; equal up to the order of the additions.
+        """Fit boosted oblivious trees by a numba kernel (:meth:`ArrayBackend.fit_oblivious_trees`).
 
         Examples
         --------
@@ -271,13 +262,9 @@ class CpuBackend(ArrayBackend):
         kinds: np.ndarray,
         gammas: np.ndarray,
         weights: np.ndarray,
-        method: str = "quadrature",
+        algorithm: str = "quadrature",
         max_bytes: int = 0,
         players: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Run :meth:`ArrayBackend.product_kernel_shapley` as a numba kernel on threads.
-
-        Each thread works in O(p) (quadrature) or O(p²) (prefix_suffix) memory for p players, so
-        ``max_bytes`` is not needed.
-        """
-        return pair_shapley_numba(queries, anchors, references, kinds, gammas, weights, method, players)
+        """Run :meth:`ArrayBackend.product_kernel_shapley` as a numba kernel (O(p²) memory a thread)."""
+        return pair_shapley_numba(queries, anchors, references, kinds, gammas, weights, algorithm, players)

@@ -32,10 +32,7 @@ _ORDERINGS_PER_BLOCK = 8  # warps (one per ordering) per thread block of the key
 class CudaBackend(ArrayBackend):
     """cupy arrays on one CUDA device, with cupy kernels for masked rows and keyed orderings.
 
-    The masked-rows kernel's twins are the numba kernel of :class:`CpuBackend` (the same
-    per-element rule) and :meth:`ArrayBackend.masked_rows` (the array code CI runs with numpy); a
-    ``gpu`` test compares the kernel with them on a real device. The keyed-orderings RawKernel (one
-    warp per ordering) is likewise compared bit for bit with the numba kernel of :class:`CpuBackend`.
+    The kernels' twins are :class:`CpuBackend`'s numba kernels and the array code; ``gpu`` tests compare them.
 
     Parameters
     ----------
@@ -89,10 +86,7 @@ class CudaBackend(ArrayBackend):
             return out
 
     def keyed_orderings(self, keys: Any, n_features: int) -> Any:
-        """Feature orderings defined by round keys, by a cupy kernel (one warp per ordering).
-
-        See :meth:`ArrayBackend.keyed_orderings`; the result is bit-identical.
-        """
+        """Feature orderings by a cupy kernel, bit-identical to :meth:`ArrayBackend.keyed_orderings`."""
         cp = self.xp
         with self.device:
             keys = cp.ascontiguousarray(cp.asarray(keys, dtype=cp.uint32))
@@ -123,25 +117,19 @@ class CudaBackend(ArrayBackend):
         kinds: np.ndarray,
         gammas: np.ndarray,
         weights: Any,
-        method: str = "quadrature",
+        algorithm: str = "quadrature",
         max_bytes: int = PAIR_BLOCK_BYTES,
         players: Any = None,
     ) -> Any:
-        """:meth:`ArrayBackend.product_kernel_shapley` on the GPU.
-
-        "quadrature" runs a RawKernel with one thread per (query, anchor) pair (its array twin is
-        :func:`~sklearn_shapq.backends._product_kernel.pair_contributions_quadrature` on
-        :func:`~sklearn_shapq.backends._product_kernel.player_factors`); "prefix_suffix" runs the
-        array code with cupy.
-        """
+        """:meth:`ArrayBackend.product_kernel_shapley` on the GPU: "quadrature" as a RawKernel, a thread per pair."""
         cp = self.xp
         with self.device:
             queries, anchors, weights = (cp.asarray(a, dtype=cp.float64) for a in (queries, anchors, weights))
             if references is not None:
                 references = cp.asarray(references, dtype=cp.float64)
-            if method != "quadrature":
+            if algorithm != "quadrature":
                 return super().product_kernel_shapley(
-                    queries, anchors, references, kinds, gammas, weights, method, max_bytes, players
+                    queries, anchors, references, kinds, gammas, weights, algorithm, max_bytes, players
                 )
             d = queries.shape[1]
             order, starts = player_columns(players, d)
@@ -189,7 +177,7 @@ class CudaBackend(ArrayBackend):
                 kinds,
                 gammas,
                 weights,
-                method,
+                algorithm,
                 max_bytes,
                 players,
                 contributions=contributions,

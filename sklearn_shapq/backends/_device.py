@@ -31,8 +31,7 @@ def resolve_backend(device: str | ArrayBackend = "cpu") -> ArrayBackend:
     Parameters
     ----------
     device : {"cpu", "cuda", "cuda:N", "auto"} or ArrayBackend
-        ``"auto"`` picks CUDA device 0 when cupy and a GPU are present, else the CPU. A backend
-        object is returned as is.
+        "auto": CUDA device 0 when cupy and a GPU are present, else the CPU.
 
     Returns
     -------
@@ -41,9 +40,9 @@ def resolve_backend(device: str | ArrayBackend = "cpu") -> ArrayBackend:
     Raises
     ------
     ValueError
-        For an unknown device string.
+        An unknown device string.
     DeviceUnavailableError
-        When CUDA is asked for and cupy or a GPU is missing; there is no silent fallback.
+        CUDA asked for without cupy or a GPU (no silent fallback).
 
     Examples
     --------

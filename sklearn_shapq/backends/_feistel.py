@@ -1,24 +1,7 @@
-"""Keyed bijective permutation generation: the VariablePhilox Feistel cipher plus compaction.
+"""Keyed orderings: the VariablePhilox Feistel bijection plus compaction, as array code, numba and CUDA C.
 
-A feature ordering is defined by 24 round keys of 32 bits. The keys select a bijection
-``f`` of the power-of-two domain ``[0, 2**b)`` with ``b = domain_bits(d)`` (at least 8 bits:
-smaller domains are degenerate, see the GPU spec, section 3.3), and the ordering is the
-order-preserving filter of ``f(0), f(1), ..., f(2**b - 1)`` to the values below ``d``
-(stream compaction, the thesis method). Row ``k`` of an ordering is the feature that joins at
-step ``k``.
-
-The cipher is written three times, with bit-identical results:
-
-* :func:`variable_philox`: array code against a namespace ``xp`` (numpy or cupy);
-* :func:`variable_philox_row`: numba, one row; its rounds are shared with
-  :func:`keyed_orderings_rows`, the CPU kernel (all live here, in one file, because numba's on-disk
-  cache does not notice changes to jitted functions defined in other files);
-* :data:`CUDA_VARIABLE_PHILOX`: a CUDA C device function, used by the warp-per-ordering kernel
-  :data:`CUDA_KEYED_ORDERINGS`.
-
-Keys are derived on the device from a seed and a global ordering counter by :func:`ordering_keys`
-(SplitMix64, counter based), so any block of orderings can be generated independently and
-reproducibly.
+The three versions are bit-identical; the numba ones share this file because numba's disk cache
+misses changes to jitted functions in other files.
 """
 
 from __future__ import annotations
@@ -30,19 +13,19 @@ from typing import Any
 import numba
 import numpy as np
 
-ROUNDS = 24
-"""Feistel rounds per ordering (the thesis and CCCL value; fewer than 20 fail the chi-square test)."""
+FEISTEL_ROUNDS = 24
+"""Feistel rounds per ordering (the value of CCCL's VariablePhilox; fewer rounds are not uniform)."""
 
 MIN_DOMAIN_BITS = 8
-"""Smallest cipher domain, in bits (CCCL's choice; 3-bit domains reach only 8 of 40,320 permutations)."""
+"""Smallest cipher domain, in bits (CCCL's choice: tiny domains reach few permutations)."""
 
 _M0 = np.uint64(0xD2B74407B1CE6E93)  # Philox multiplier
 _MASK32 = np.uint64(0xFFFFFFFF)
-_ONE = np.uint64(1)
+UINT64_ONE = np.uint64(1)
 _SHIFT32 = np.uint64(32)
 
 # SplitMix64 (Steele, Lea and Flood 2014): increment and output mix
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN_RATIO_64 = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _SHIFT30 = np.uint64(30)
@@ -51,18 +34,7 @@ _SHIFT31 = np.uint64(31)
 
 
 def domain_bits(n_features: int) -> int:
-    """Bits of the cipher domain for orderings of ``n_features`` features.
-
-    Parameters
-    ----------
-    n_features : int
-        Number of features d, at least 1.
-
-    Returns
-    -------
-    int
-        ``max(MIN_DOMAIN_BITS, (d - 1).bit_length())``: the smallest power-of-two domain that holds
-        ``0 .. d-1``, but never fewer than 8 bits.
+    """Bits of the cipher domain for ``n_features`` features: ``max(MIN_DOMAIN_BITS, (d - 1).bit_length())``.
 
     Examples
     --------
@@ -76,23 +48,11 @@ def domain_bits(n_features: int) -> int:
 
 
 def check_ordering_args(keys: Any, n_features: int) -> int:
-    """Validate the arguments of a backend's ``keyed_orderings`` and return the domain bits.
-
-    Parameters
-    ----------
-    keys : array of shape (P, R)
-        Round keys, one row per ordering.
-    n_features : int
-        Number of features d; the orderings are returned as int32, so d < 2**31.
-
-    Returns
-    -------
-    int
-        ``domain_bits(n_features)``.
+    """Validate ``keys`` (P, R) and ``n_features`` (below 2**31: int32 orderings); return the domain bits.
 
     Examples
     --------
-    >>> check_ordering_args(np.zeros((3, ROUNDS), dtype=np.uint32), 300)
+    >>> check_ordering_args(np.zeros((3, FEISTEL_ROUNDS), dtype=np.uint32), 300)
     9
     """
     if keys.ndim != 2:
@@ -103,8 +63,8 @@ def check_ordering_args(keys: Any, n_features: int) -> int:
     return bits
 
 
-def _mix64(z: Any) -> Any:
-    # SplitMix64 output function: a bijection of uint64 with good avalanche
+def mix64(z: Any) -> Any:
+    """SplitMix64's output function on uint64 ``z`` (any namespace): a bijection with good avalanche."""
     z = (z ^ (z >> _SHIFT30)) * _MIX1
     z = (z ^ (z >> _SHIFT27)) * _MIX2
     return z ^ (z >> _SHIFT31)
@@ -113,28 +73,11 @@ def _mix64(z: Any) -> Any:
 def ordering_keys(seed: int, counters: Any, xp: ModuleType = np) -> Any:
     """Round keys of the orderings with global indices ``counters``, derived from ``seed``.
 
-    The keys of ordering ``c`` are outputs ``c * ROUNDS + r`` (r = 0 .. ROUNDS-1) of the SplitMix64
-    generator started at state ``s = mix64(seed)``, truncated to their low 32 bits::
+    ``key[p, r] = mix64(mix64(seed) + (counters[p] * FEISTEL_ROUNDS + r + 1) * 0x9E3779B97F4A7C15) mod 2**32``
+    (SplitMix64, arithmetic modulo 2**64): a key depends on ``(seed, counters[p], r)`` only, so any
+    block of orderings can be generated on any backend with the same result.
 
-        key[p, r] = mix64(s + (counters[p] * ROUNDS + r + 1) * 0x9E3779B97F4A7C15) mod 2**32
-
-    where ``mix64`` is SplitMix64's output function and all arithmetic wraps modulo 2**64. Each key
-    depends only on ``(seed, counters[p], r)``, so orderings can be generated in any blocks, on any
-    backend, with the same result. Mixing the seed first keeps structured seeds (0, 1, 2, ...) on
-    unrelated stretches of the SplitMix64 sequence.
-
-    Parameters
-    ----------
-    seed : int
-        Seed in ``[0, 2**64)``.
-    counters : integer array of shape (P,)
-        Non-negative global ordering indices.
-    xp : module, default=numpy
-        Array namespace (numpy or cupy) of ``counters`` and of the result.
-
-    Returns
-    -------
-    uint32 array of shape (P, ROUNDS)
+    ``seed`` in ``[0, 2**64)``, ``counters`` (P,) in namespace ``xp``; returns uint32 (P, FEISTEL_ROUNDS).
 
     Examples
     --------
@@ -150,9 +93,10 @@ def ordering_keys(seed: int, counters: Any, xp: ModuleType = np) -> Any:
     counters = xp.asarray(counters)
     if counters.ndim != 1 or not np.issubdtype(counters.dtype, np.integer):
         raise ValueError(f"counters must be a 1-d integer array, got {counters.dtype} of shape {counters.shape}.")
-    start = _mix64(np.array([seed], dtype=np.uint64))[0]
-    draws = counters.astype(xp.uint64)[:, None] * np.uint64(ROUNDS) + xp.arange(1, ROUNDS + 1, dtype=xp.uint64)
-    return (_mix64(start + draws * _GOLDEN) & _MASK32).astype(xp.uint32)
+    start = mix64(np.array([seed], dtype=np.uint64))[0]
+    rounds = xp.arange(1, FEISTEL_ROUNDS + 1, dtype=xp.uint64)
+    draws = counters.astype(xp.uint64)[:, None] * np.uint64(FEISTEL_ROUNDS) + rounds
+    return (mix64(start + draws * GOLDEN_RATIO_64) & _MASK32).astype(xp.uint32)
 
 
 def _check_bits(bits: int) -> None:
@@ -163,26 +107,10 @@ def _check_bits(bits: int) -> None:
 def variable_philox(values: Any, keys: Any, bits: int, xp: ModuleType = np) -> Any:
     """Apply the keyed VariablePhilox bijection of ``[0, 2**bits)`` to every entry of ``values``.
 
-    A value is split into a left half ``L`` (``bits // 2`` bits) and a right half ``R`` (the rest,
-    one bit more for odd ``bits``). With ``M0 = 0xD2B74407B1CE6E93``, round ``r`` computes
-    ``prod = M0 * L mod 2**64``, ``F = (prod >> 32) ^ key_r`` and ``B = prod mod 2**32``, then
-    ``L' = (F ^ R) mod 2**|L|`` and ``R' = ((B << (|R| - |L|)) | (R >> |L|)) mod 2**|R|``, which
-    carries the odd bit of ``R`` into ``R'``. The result is ``(L << |R|) | R``.
+    Round ``r`` on halves L (``bits // 2`` bits) and R: ``prod = M0 * L mod 2**64``,
+    ``L' = ((prod >> 32) ^ key_r ^ R) mod 2**|L|``, ``R' = ((prod mod 2**32) << (|R| - |L|) | R >> |L|) mod 2**|R|``.
 
-    Parameters
-    ----------
-    values : uint64 array of shape (P, M)
-        Values in ``[0, 2**bits)``; row ``p`` is enciphered with ``keys[p]``.
-    keys : uint32 array of shape (P, R)
-        One 32-bit key per round; ``R = ROUNDS`` for orderings.
-    bits : int
-        Domain size in bits, 1 to 64.
-    xp : module, default=numpy
-        Array namespace (numpy or cupy) of ``values``, ``keys`` and the result.
-
-    Returns
-    -------
-    uint64 array of shape (P, M)
+    Row ``p`` of ``values`` (P, M) is enciphered with ``keys[p]`` (P, R); ``bits`` is 1 to 64.
 
     Examples
     --------
@@ -219,8 +147,8 @@ def _philox_rounds(left, right, keys, bits):  # pragma: no cover - numba
     # the rounds of variable_philox on split values, in place; the values in the inner loop vectorise
     left_bits = np.uint64(bits // 2)
     right_bits = np.uint64(bits) - left_bits
-    left_mask = (_ONE << left_bits) - _ONE
-    right_mask = (_ONE << right_bits) - _ONE
+    left_mask = (UINT64_ONE << left_bits) - UINT64_ONE
+    right_mask = (UINT64_ONE << right_bits) - UINT64_ONE
     odd = right_bits - left_bits
     for r in range(keys.shape[0]):
         key = np.uint64(keys[r])
@@ -233,23 +161,7 @@ def _philox_rounds(left, right, keys, bits):  # pragma: no cover - numba
 
 @numba.njit(cache=True)
 def variable_philox_row(values: np.ndarray, keys: np.ndarray, bits: int) -> np.ndarray:
-    """Numba twin of :func:`variable_philox` for one row of values and one key row.
-
-    The rounds run in the outer loop and the values in the inner one, so that the compiler can
-    vectorise across values.
-
-    Parameters
-    ----------
-    values : uint64 array of shape (M,)
-        Values in ``[0, 2**bits)``.
-    keys : uint32 array of shape (R,)
-        One 32-bit key per round.
-    bits : int
-        Domain size in bits, 1 to 64 (not checked here).
-
-    Returns
-    -------
-    uint64 array of shape (M,)
+    """Numba twin of :func:`variable_philox` for one row: ``values`` (M,), ``keys`` (R,); ``bits`` unchecked.
 
     Examples
     --------
@@ -259,7 +171,7 @@ def variable_philox_row(values: np.ndarray, keys: np.ndarray, bits: int) -> np.n
     True
     """
     right_bits = np.uint64(bits) - np.uint64(bits // 2)
-    right_mask = (_ONE << right_bits) - _ONE
+    right_mask = (UINT64_ONE << right_bits) - UINT64_ONE
     n = values.shape[0]
     left = np.empty(n, dtype=np.uint64)
     right = np.empty(n, dtype=np.uint64)
@@ -278,24 +190,10 @@ def keyed_orderings_rows(
 ) -> None:
     """Fill ``out[p]`` for ``p`` in ``start .. stop - 1`` with the compaction of ``f_p(0 .. 2**bits - 1)``.
 
-    ``f_p`` is the VariablePhilox bijection keyed by ``keys[p]`` (:func:`variable_philox_row`),
-    and the compaction keeps its values below ``d = out.shape[1]`` in domain order. Each ordering
-    scans its domain ``2**MIN_DOMAIN_BITS`` values at a time and stops once it has found its
-    ``d`` values (the cipher is a bijection, so exactly ``d`` images are below ``d``). Serial and
-    ``nogil``: the CPU backend calls it on disjoint row ranges from several threads.
+    Keeps the images below ``d = out.shape[1]`` in domain order, scanning ``2**MIN_DOMAIN_BITS``
+    values at a time. Serial and ``nogil``: the CPU backend runs disjoint row ranges on threads.
 
-    Parameters
-    ----------
-    keys : uint32 array of shape (P, R)
-        Round keys, one row per ordering.
-    bits : int
-        Domain bits, at least ``MIN_DOMAIN_BITS`` and with ``2**bits >= d`` (``domain_bits(d)``).
-    out : int32 array of shape (P, d)
-        Output orderings.
-    start, stop : int
-        Rows of ``out`` to fill.
-    lanes : uint64 array of shape (2, 2**MIN_DOMAIN_BITS)
-        Scratch space (allocated by the caller, one per thread: numba compiles allocations slowly).
+    ``lanes`` (2, 2**MIN_DOMAIN_BITS) is scratch space, one per thread.
 
     Examples
     --------
@@ -309,7 +207,7 @@ def keyed_orderings_rows(
     bound = np.uint64(n_features)
     n_lanes = lanes.shape[1]
     right_bits = np.uint64(bits) - np.uint64(bits // 2)
-    right_mask = (_ONE << right_bits) - _ONE
+    right_mask = (UINT64_ONE << right_bits) - UINT64_ONE
     left = lanes[0]
     right = lanes[1]
     for p in range(start, stop):
@@ -383,8 +281,8 @@ extern "C" __global__ void sklearn_shapq_keyed_orderings(
 }
 """
 )
-"""CUDA C source of the warp-per-ordering kernel :data:`CUDA_KEYED_ORDERINGS_KERNEL`.
+"""CUDA C source of :data:`CUDA_KEYED_ORDERINGS_KERNEL`, one warp per ordering.
 
-Arguments: ``keys`` (uint32, (n_rows, n_rounds), C order), ``n_rows`` (int64), ``n_rounds`` (int32),
+Arguments: ``keys`` (uint32, (n_rows, n_rounds)), ``n_rows`` (int64), ``n_rounds`` (int32),
 ``bits`` (int32, at least 8), ``n_features`` (int64) and ``out`` (int32, (n_rows, n_features)).
 """

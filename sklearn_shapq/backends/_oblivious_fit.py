@@ -1,28 +1,6 @@
 """Fits of boosted oblivious trees on coalition masks: array code (numpy, cupy) and a numba kernel.
 
-The surrogate of the cross-fitted control variate (:mod:`sklearn_shapq.algorithms._oblivious_boosting`
-holds the settings, the ensemble and its exact Shapley values). A tree is *oblivious*: every node
-of a level splits on the same player, so a tree of depth D is D players and 2^D leaf values.
-
-Both fits do the same arithmetic, in a different order of the additions:
-
-* **Splits.** Squared loss; a level takes the unused player of largest gain
-  ``Σ_nodes G² / (H + λ)`` over both children (XGBoost's gain, Chen & Guestrin 2016), the first
-  such player on ties; leaves move by ``rate · G / (H + λ)`` (0 for an empty leaf with λ = 0 and 0/1 weights). No
-  row or column subsampling: the fit is deterministic.
-* **Histogram subtraction.** A level sums only the coalitions that go to the right children (with
-  the level's player) and takes the left children as the parent's sums less those (LightGBM's).
-* **Array path** (:func:`fit_oblivious_array`, the GPU's and CI's twins): the sums of every
-  (node, player) of every problem are one batched product per level,
-  ``masksᵀ @ (one-hot(node) · gradient)``: 2^(l + 1) n (d + 1) M multiply-adds at level l and
-  n · M · 2^D floats of one-hot spread, in a Python loop over trees and levels.
-* **Numba path** (:func:`fit_oblivious_numba`, the CPU's): one kernel call fits every tree of a
-  range of (row, problem) items, adding each coalition's gradient and weight to its node for the
-  players it holds, or (more than d / 2 of them) for those it lacks, listed once per row: about
-  2 · n · (d / 4) · (1 + (D − 1) / 2) additions per tree and problem with Leverage SHAP's sizes,
-  without temporaries, on :func:`~sklearn_shapq.backends._threads.run_ranges` threads (8 ms per
-  row at d = 16 and 498 coalitions, 52 ms at d = 100 and 1,000, for ten problems of 25 trees of
-  depth 5 on one core; 5 and 31 ms on two).
+Squared loss, XGBoost's gain, deterministic; leaves move by ``rate · G / (H + λ)``. Notes in ``doc/architecture.md``.
 """
 
 from __future__ import annotations
@@ -105,13 +83,7 @@ def fit_oblivious_numba(
     learning_rate: float,
     l2: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fit by a numba kernel on threads; the result of :func:`fit_oblivious_array` up to rounding.
-
-    Ties between players' gains can fall differently when the sums round differently. A
-    coalition S with more than d / 2 players is listed by the players it lacks: its part of the
-    sums with player j in S is its whole sum less its part with j outside S, so every coalition
-    costs min(|S|, d − |S|) additions per pass (d / 4 on average with Leverage SHAP's sizes).
-    """
+    """Fit by a numba kernel on threads: :func:`fit_oblivious_array`'s result up to rounding (and ties it moves)."""
     masks = np.asarray(masks, dtype=bool)
     rows, n, d = masks.shape
     problems = targets.shape[2]

@@ -1,29 +1,7 @@
-"""The regression on complementary pairs (Leverage SHAP), formed and solved: array code and a numba kernel.
+"""Leverage SHAP's paired regression, full and leave-one-group-out: array code and a numba Cholesky kernel.
 
-A pair p holds a coalition S_p and its complement N ∖ S_p, both of kernel weight w_p. With centred
-masks c = z_S − |S| / d (the complement's is −c), the pair adds 2 w_p c cᵀ to the normal matrix and
-w_p c (b_S − b_{N∖S}) to the right side, so both are sums over the pairs' first coalitions only.
-The pairs are split into groups (the jackknife's, and the classes listed whole); each group gets
-its own sums, from which the full system and the leave-one-group-out ones are formed.
-
-The system of a set of pairs is its normal matrix plus 11ᵀ / d (the efficiency constraint; every
-centred mask and right side is orthogonal to 1) plus a ridge of :data:`RIDGE` times its mean
-diagonal; the full system holds every group, and the leave-one-group-out systems all but one of
-groups 1 … G (group 0, the classes listed whole, is never left out). Every system is symmetric
-positive definite (a sum of w c cᵀ, plus 11ᵀ / d and the ridge).
-
-* **Array path** (:func:`paired_regression_array`; the GPU's and CI's twins): float masks, centred
-  and weighted, one batched product per group (a Python loop over the few groups) for the groups'
-  (B, G, d, d) normal matrices, then batched ``xp.linalg.solve``.
-* **Numba path** (:func:`paired_regression_numba`; the CPU's): one kernel, game by game on
-  :func:`~sklearn_shapq.backends._threads.run_ranges` threads, with the game's sums in thread-local
-  scratch (nothing of size B · G · d² is written). With a = |S| / d,
-  Σ w c cᵀ = Σ w z zᵀ − u 1ᵀ − 1 uᵀ + (Σ w a²) 11ᵀ with u = Σ w a z, and
-  Σ w c δ = Σ w δ z − (Σ w a δ) 1, so a pair costs |S|² / 2 additions for the matrix and |S| per
-  output for the right side instead of d² and d. Each system's lower triangle is then formed from
-  the sums of all groups less the one left out, and solved in place by Cholesky (d³ / 6
-  multiply-adds). A game where rounding leaves a pivot that is not positive is solved again by the
-  array path. Equal to the array path up to rounding (another order of the additions).
+The system of a set of pair groups is Σ 2 w c cᵀ + 11ᵀ / d + :data:`RIDGE` · mean diagonal · I, c the
+centred mask of a pair's first coalition; group 0 is never left out. Notes in ``doc/architecture.md``.
 """
 
 from __future__ import annotations
@@ -42,13 +20,8 @@ RIDGE = 1e-10
 """Ridge of a system, relative to the mean diagonal of its normal matrix."""
 
 _REDUCTIONS_IN_ANY_ORDER = {"reassoc", "contract"}
-"""LLVM flags of the Cholesky kernel (:func:`_solve_in_place`): its floating-point sums (the
-factor's inner products, the trace, the triangular solves) may be reassociated and fused into
-FMAs, which lets them run in SIMD lanes, without assuming away NaN or infinity. The factor at
-d = 200 took 0.44 ms instead of 1.15 ms (LAPACK's ``np.linalg.cholesky``: 1.06 ms), at d = 100
-0.08 ms instead of 0.14 ms. The solutions agree to rounding, but the order of the additions
-follows the CPU's SIMD width: the last bits of Leverage SHAP's values may differ between CPUs
-(the same ``random_state`` still draws the same coalitions)."""
+"""LLVM flags of the Cholesky kernel: its sums may be reassociated into SIMD lanes (NaN and infinity kept),
+so the last bits of Leverage SHAP's values follow the CPU's SIMD width."""
 
 
 def paired_regression_array(
@@ -60,10 +33,9 @@ def paired_regression_array(
     leave_outs: bool,
     xp: Any,
 ) -> tuple[Any, Any]:
-    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
+    """Full (B, d, n_outputs) and leave-one-group-out solutions (B, n_groups − 1, d, n_outputs) or None, by array code.
 
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_regression`; array code on ``xp``:
-    the groups' normal matrices and right sides by batched products, then batched solves.
+    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_regression`.
     """
     centred, weighted = _centred_weighted(first_masks, weights, xp)
     by_feature = weighted.transpose(0, 2, 1)
@@ -106,11 +78,7 @@ def paired_regression_numba(
     pair_targets: np.ndarray,
     leave_outs: bool,
 ) -> tuple[np.ndarray, Any]:
-    """Return the full solutions (B, d, k) and the leave-one-group-out ones (B, n_groups − 1, d, k) or None.
-
-    Arguments as :meth:`~sklearn_shapq.backends.ArrayBackend.paired_regression`; one numba kernel on
-    threads, game by game: the groups' sums, then each system formed and solved in place.
-    """
+    """Full and leave-one-group-out solutions as :func:`paired_regression_array`, by one numba kernel on threads."""
     masks, weights, groups = _kernel_inputs(first_masks, weights, groups, n_groups)
     n_games, n_pairs, d = masks.shape
     if pair_targets.shape[:2] != (n_games, n_pairs):
@@ -256,11 +224,7 @@ def _form_system(
 
 @numba.njit(nogil=True, cache=True, fastmath=_REDUCTIONS_IN_ANY_ORDER)
 def _solve_in_place(system: np.ndarray, rhs: np.ndarray) -> bool:  # pragma: no cover - numba
-    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky; False if a pivot is not positive.
-
-    ``system`` is overwritten by the factor (lower triangle). Its sums may be added in any order
-    (:data:`_REDUCTIONS_IN_ANY_ORDER`).
-    """
+    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky in place; False if a pivot is not positive."""
     d, n_outputs = system.shape[0], rhs.shape[1]
     trace = 0.0
     for i in range(d):

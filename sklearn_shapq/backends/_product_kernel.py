@@ -1,29 +1,9 @@
 """Exact Shapley values of two-factor product games: numba kernels, the array twin, the CUDA source.
 
-For an explained row (query) q, an anchor i and a reference l, the game
-
-    v(S) = Π_{j∈S} a_j Π_{j∉S} b_j,   a_j = k_j(q_j, X_ij),   b_j = k_j(r_lj, X_ij) (or 1)
-
-has Shapley values φ_j = (a_j − b_j) ψ_j with ψ_j = Σ_{S⊆N∖j} μ(|S|) Π_{k∈S} a_k Π_{k∉S, k≠j} b_k and
-μ(s) = s! (d − s − 1)! / d!. Two exact O(d²) ways compute all d values of ψ at once:
-
-* "prefix_suffix" (Method A of the spec): prefix elementary symmetric polynomials
-  L_j[t] = e_t(features < j) times μ-weighted suffix sums G_j[t] = Σ_u μ(t + u) e_u(features > j),
-  with the two-factor recurrences e_t ← b e_t + a e_{t−1}. Additions only; exact to rounding, but
-  the raw polynomials overflow beyond d ≈ 1000.
-* "quadrature" (Method B): μ(s) = ∫₀¹ tˢ (1 − t)^{d−1−s} dt turns ψ_j into
-  ∫₀¹ Π_{k≠j} (b_k + t (a_k − b_k)) dt, a polynomial of degree d − 1: Gauss–Legendre with ⌈d/2⌉
-  nodes is exact. Every factor is a convex combination of kernel values, so nothing overflows.
-
-The public entry point is a backend method (``product_kernel_shapley``): it returns, for each query,
-Σ_i w_qi · mean_l φ(q, i, l) for weights w of shape (1 or Q, n, k). Model explanations use one
-weight row (the dual coefficients); HSIC/MMD attributions use a weight per (q, i) pair.
-
-Players may be groups of columns (``players``, the player of each column): the factor of a player
-is the product of its columns' factors, a_p = Π_{j∈p} k_j(q_j, X_ij), so the same game and the same
-two algorithms run over the players' factors. Every path forms the players' factors where it forms
-the columns' factors (:func:`player_factors` in array code, ``_pair_factors`` in numba, ``player_factor``
-in CUDA) and computes nothing else differently.
+The game v(S) = Π_{j∈S} a_j Π_{j∉S} b_j (a_j = k_j(q_j, X_ij), b_j = k_j(r_lj, X_ij) or 1) has
+φ_j = (a_j − b_j) ψ_j, ψ_j = Σ_{S⊆N∖j} μ(|S|) Π_{k∈S} a_k Π_{k∉S, k≠j} b_k, computed for all j in
+O(d²) by "prefix_suffix" (elementary symmetric polynomials) or "quadrature" (Gauss–Legendre on
+∫₀¹ Π_{k≠j} (b_k + t (a_k − b_k)) dt). A player's factor is the product of its columns' factors.
 """
 
 from __future__ import annotations
@@ -40,14 +20,13 @@ from sklearn_shapq.backends._threads import run_ranges
 FACTOR_KINDS = {"rbf": 0, "laplacian": 1, "cauchy": 2}
 """Per-feature kernel factors: rbf exp(−γ(a−b)²), laplacian exp(−γ|a−b|), cauchy 1/(1+γ(a−b)²)."""
 
-METHODS = ("prefix_suffix", "quadrature")
+PRODUCT_KERNEL_BACKEND_ALGORITHMS = ("prefix_suffix", "quadrature")
+"""The exact O(d²) methods of the backends' ``product_kernel_shapley``."""
 PREFIX_SUFFIX_MAX_FEATURES = 1000
 """Beyond this d the raw elementary symmetric polynomials of "prefix_suffix" may overflow."""
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 ANCHORS_PER_CHUNK = 256
-"""Anchors per work item of the numba kernel: a query's sum over its anchors is split into chunks
-of this size whatever the number of queries, so a row's value does not depend on its batch (and
-few queries still make many work items)."""
+"""Anchors per work item of the numba kernel: fixed chunks, so a row's value does not depend on its batch."""
 _MIN_THREAD_WORK = 1 << 16
 """Inner-loop steps (anchors × games × d²) below which a thread is not worth starting."""
 
@@ -76,19 +55,7 @@ def unit_gauss_legendre(d: int) -> tuple[np.ndarray, np.ndarray]:
 def factor_tensor(left: Any, right: Any, kinds: Any, gammas: Any, xp: Any = np) -> Any:
     """Per-feature kernel factors k_j(left_aj, right_bj).
 
-    Parameters
-    ----------
-    left : array of shape (A, d)
-    right : array of shape (B, d)
-    kinds : int array of shape (d,)
-        Codes of :data:`FACTOR_KINDS`.
-    gammas : array of shape (d,)
-    xp : module
-        numpy or cupy.
-
-    Returns
-    -------
-    array of shape (A, B, d)
+    ``left`` (A, d) and ``right`` (B, d) give (A, B, d); ``kinds`` are codes of :data:`FACTOR_KINDS`.
     """
     codes = np.asarray(kinds.get() if hasattr(kinds, "get") else kinds)
     gammas = xp.asarray(gammas, dtype=xp.float64)
@@ -111,19 +78,8 @@ def factor_tensor(left: Any, right: Any, kinds: Any, gammas: Any, xp: Any = np) 
 def player_columns(players: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Return the columns ordered by player and where each player's columns start.
 
-    Parameters
-    ----------
-    players : int array of shape (d,) or None
-        The player of each column (players 0 … p − 1, each with at least one column); None: column
-        j is player j.
-    d : int
-        Number of columns.
-
-    Returns
-    -------
-    order : int64 ndarray of shape (d,)
-    starts : int64 ndarray of shape (p + 1,)
-        Player p owns columns ``order[starts[p]:starts[p + 1]]`` (in column order).
+    ``players`` (d,) gives each column's player (None: column j is player j); player p owns columns
+    ``order[starts[p]:starts[p + 1]]``, ``order`` of shape (d,), ``starts`` (p + 1,).
 
     Examples
     --------
@@ -142,8 +98,7 @@ def player_columns(players: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
 def player_factors(factors: Any, order: np.ndarray, starts: np.ndarray, xp: Any = np) -> Any:
     """Multiply the column factors (..., d) of each player's columns into its factor: (..., p).
 
-    ``order`` and ``starts`` come from :func:`player_columns`; a loop over the groups of several
-    columns only. Without groups (player j is column j) ``factors`` is returned as it is.
+    ``order`` and ``starts`` come from :func:`player_columns`; without groups ``factors`` is returned.
     """
     if starts.size == order.size + 1 and np.array_equal(order, np.arange(order.size)):
         return factors
@@ -376,12 +331,12 @@ def _pair_items_prefix_suffix(
 
 
 def check_pair_arguments(
-    queries: Any, anchors: Any, references: Any, kinds: Any, gammas: Any, weights: Any, method: str, players: Any
+    queries: Any, anchors: Any, references: Any, kinds: Any, gammas: Any, weights: Any, algorithm: str, players: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate a ``product_kernel_shapley`` call (the kernels trust it) and return :func:`player_columns`."""
     n_queries, d = queries.shape
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
+    if algorithm not in PRODUCT_KERNEL_BACKEND_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {PRODUCT_KERNEL_BACKEND_ALGORITHMS}, got {algorithm!r}.")
     if anchors.ndim != 2 or anchors.shape[1] != d or (references is not None and references.shape[1:] != (d,)):
         raise ValueError("queries, anchors and references must have the same number of features.")
     if np.shape(kinds) != (d,) or np.shape(gammas) != (d,):
@@ -397,9 +352,9 @@ def check_pair_arguments(
         raise ValueError(f"players must give each of the {d} columns a player 0 … p − 1, each with a column.")
     order, starts = player_columns(players, d)
     n_players = starts.size - 1
-    if method == "prefix_suffix" and n_players > PREFIX_SUFFIX_MAX_FEATURES:
+    if algorithm == "prefix_suffix" and n_players > PREFIX_SUFFIX_MAX_FEATURES:
         raise ValueError(
-            f"method='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} players (got {n_players}); "
+            f"algorithm='prefix_suffix' overflows beyond d = {PREFIX_SUFFIX_MAX_FEATURES} players (got {n_players}); "
             "use 'quadrature'."
         )
     return order, starts
@@ -412,11 +367,11 @@ def pair_shapley_numba(
     kinds: np.ndarray,
     gammas: np.ndarray,
     weights: np.ndarray,
-    method: str,
+    algorithm: str,
     players: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel; see the module docstring. (Q, p, k)."""
-    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method, players)
+    """Σ_i w_qi mean_l φ(q, i, l) by the numba kernel, (Q, n_players, n_outputs)."""
+    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, algorithm, players)
     n_queries, n_players = queries.shape[0], starts.size - 1
     n_anchors = anchors.shape[0]
     n_chunks = max(1, -(-n_anchors // ANCHORS_PER_CHUNK))
@@ -435,11 +390,11 @@ def pair_shapley_numba(
         starts,
         np.ascontiguousarray(weights, dtype=np.float64),
     )
-    if method == "quadrature":
+    if algorithm == "quadrature":
         kernel, tables = _pair_items_quadrature, unit_gauss_legendre(n_players)
         width = tables[0].shape[0]
     else:
-        kernel, tables = _pair_items_prefix_suffix, (shapley_weight_vector(n_players),)
+        kernel, tables = _pair_items_prefix_suffix, (shapley_weight_vector(n_players),)  # type: ignore[assignment]
         width = n_players + 1
     out = np.zeros((n_queries, n_chunks, n_players, weights.shape[2]))
 
@@ -475,10 +430,8 @@ def pair_shapley_numba(
 def pair_contributions_quadrature(a: Any, b: Any, xp: Any) -> Any:
     """Return (a − b) ψ for factor arrays a, b broadcasting to (..., d), by Gauss–Legendre quadrature.
 
-    ψ_j = Σ_g ω_g P_g / F_gj with F_g = b + τ_g (a − b) and P_g = Π_k F_gk: the form the CUDA
-    kernel computes (no per-feature buffers). F is clamped to the smallest normal number, so a
-    factor that underflows next to a subnormal one cannot make 0/0; features with a = b
-    contribute 0.
+    ψ_j = Σ_g ω_g P_g / F_gj, F_g = b + τ_g (a − b), P_g = Π_k F_gk (the CUDA kernel's form); F is
+    clamped to the smallest normal number, so underflow cannot make 0/0.
     """
     d = a.shape[-1]
     tau, omega = unit_gauss_legendre(d)
@@ -521,29 +474,28 @@ def pair_shapley_array(
     kinds: np.ndarray,
     gammas: np.ndarray,
     weights: Any,
-    method: str,
+    algorithm: str,
     max_bytes: int,
     players: Any = None,
     contributions: Any = None,
     bytes_per_pair: int | None = None,
 ) -> Any:
-    """Σ_i w_qi mean_l φ(q, i, l) in array code, blocked over queries and anchors. (Q, p, k).
+    """Σ_i w_qi mean_l φ(q, i, l) in array code, blocked over queries and anchors: (Q, n_players, n_outputs).
 
-    ``contributions(queries, anchors, references) -> (Q_b, n_b, p)`` computes mean_l (a − b) ψ
-    for a block; by default the array code of ``method`` on the players' factors. The CUDA
-    backend passes its kernel and the bytes it needs per pair.
+    ``contributions(queries, anchors, references) -> (Q_b, n_b, p)`` is a block's mean_l (a − b) ψ
+    (default: the array code of ``algorithm``; the CUDA backend passes its kernel).
     """
-    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, method, players)
+    order, starts = check_pair_arguments(queries, anchors, references, kinds, gammas, weights, algorithm, players)
     n_queries, d = queries.shape
     n_players = starts.size - 1
     n_anchors = anchors.shape[0]
     if bytes_per_pair is None:
         n_refs = 1 if references is None else references.shape[0]
-        bytes_per_pair = 8 * n_refs * max(d, n_players * (6 if method == "quadrature" else 2 * (n_players + 2)))
+        bytes_per_pair = 8 * n_refs * max(d, n_players * (6 if algorithm == "quadrature" else 2 * (n_players + 2)))
     anchors_per_block = int(max(1, min(n_anchors, max_bytes // bytes_per_pair)))
     queries_per_block = int(max(1, max_bytes // (bytes_per_pair * anchors_per_block)))
     if contributions is None:
-        pair_fn = pair_contributions_quadrature if method == "quadrature" else pair_contributions_prefix_suffix
+        pair_fn = pair_contributions_quadrature if algorithm == "quadrature" else pair_contributions_prefix_suffix
 
         def factors(left: Any, right: Any) -> Any:
             return player_factors(factor_tensor(left, right, kinds, gammas, xp), order, starts, xp)

@@ -1,11 +1,4 @@
-"""Run a serial numba kernel on disjoint ranges of work items from a few Python threads.
-
-The CPU kernels are compiled without ``parallel=True``: numba's parallel (parfor) compilation is
-what made the first call on an empty cache take several seconds per kernel. They are compiled
-with ``nogil=True`` instead, and :func:`run_ranges` calls them from ``numba.get_num_threads()``
-threads (so ``numba.set_num_threads`` and ``NUMBA_NUM_THREADS`` still apply), each on its own
-items. Items write disjoint outputs, so the result does not depend on the split.
-"""
+"""Run a serial ``nogil`` numba kernel on disjoint ranges of work items from ``numba.get_num_threads()`` threads."""
 
 from __future__ import annotations
 
@@ -26,7 +19,7 @@ def _executor() -> ThreadPoolExecutor:
     global _pool, _pool_pid
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():  # a forked child has no worker threads
-            _pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS), thread_name_prefix="sklearn_shapq")
+            _pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS), thread_name_prefix="sklearn_shapq")  # type: ignore[attr-defined]
             _pool_pid = os.getpid()
         return _pool
 
@@ -34,18 +27,8 @@ def _executor() -> ThreadPoolExecutor:
 def run_ranges(call: Callable[[int, int], None], n_items: int, min_items: int = 1, ranges_per_thread: int = 1) -> None:
     """Call ``call(start, stop)`` on disjoint ranges covering ``range(n_items)``, in parallel.
 
-    Parameters
-    ----------
-    call : callable
-        ``call(start, stop)`` processes items ``start .. stop - 1``; a ``nogil`` numba kernel, so
-        that the calls run at the same time.
-    n_items : int
-        Number of items.
-    min_items : int, default=1
-        Fewest items worth a thread: below ``2 * min_items`` everything runs in the calling thread.
-    ranges_per_thread : int, default=1
-        Ranges per thread, taken dynamically: more ranges balance uneven items, but each costs a
-        kernel call (a few microseconds).
+    ``call(start, stop)`` is a ``nogil`` kernel; ``min_items`` is the fewest items worth a thread,
+    ``ranges_per_thread`` the ranges each thread takes dynamically.
 
     Examples
     --------

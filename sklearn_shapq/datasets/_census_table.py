@@ -12,15 +12,7 @@ def make_census_table(n_rows: int = 2000, random_state: int = 0) -> tuple:
     category), ``occupation`` (strings), ``hours`` (float, 15% NaN), ``married`` (bool),
     ``capital`` (float).
 
-    Parameters
-    ----------
-    n_rows : int, default=2000
-    random_state : int, default=0
-
-    Returns
-    -------
-    table : pandas.DataFrame of shape (n_rows, 7)
-    y : int ndarray of shape (n_rows,)
+    Returns the table (n_rows, 7) and y (n_rows,).
 
     Examples
     --------
@@ -34,7 +26,7 @@ def make_census_table(n_rows: int = 2000, random_state: int = 0) -> tuple:
     table = pd.DataFrame(
         {
             "age": rng.integers(18, 80, n_rows),
-            "workclass": pd.Series(rng.choice(["private", "self", "gov", None], n_rows, p=[0.6, 0.15, 0.15, 0.1])),
+            "workclass": pd.Series(rng.choice(["private", "self", "gov", None], n_rows, p=[0.6, 0.15, 0.15, 0.1])),  # type: ignore[arg-type]
             "education": pd.Categorical(
                 rng.choice(["school", "college", "bachelor", "master"], n_rows),
                 categories=["school", "college", "bachelor", "master"],
@@ -60,9 +52,7 @@ def make_census_table(n_rows: int = 2000, random_state: int = 0) -> tuple:
 def make_census_pipeline(table, y):  # noqa: ANN001, ANN201
     """Return a Pipeline that takes the raw table, fitted: one-hot strings, imputed numbers, logistic regression.
 
-    ``ColumnTransformer(OneHotEncoder on string and category columns, SimpleImputer +
-    StandardScaler on number and bool columns) + LogisticRegression``; the columns are picked by
-    their dtype in ``table``, so any subset of the census table's columns works.
+    Columns are picked by dtype, so any subset of the census table's columns works.
 
     Examples
     --------

@@ -13,17 +13,8 @@ from sklearn_shapq.games import KernelExpansion
 class ProductKernelModel:
     """f(x) = Σ_c Σ_i w_ci Π_j k_cj(x_j, X_cij) + b, from dual coefficients (e.g. a custom model).
 
-    Built by :meth:`ProductKernelShapExplainer.from_dual`; any model-agnostic explainer (e.g.
-    :class:`PermutationShapExplainer`) can explain it too through :meth:`predict`.
-
-    Parameters
-    ----------
-    expansion : KernelExpansion
-
-    Attributes
-    ----------
-    expansion : KernelExpansion
-    n_features_in_ : int
+    Built by :meth:`ProductKernelShapExplainer.from_dual` from a ``KernelExpansion``; other
+    explainers can use its :meth:`predict`.
     """
 
     def __init__(self, expansion: KernelExpansion) -> None:
@@ -41,7 +32,7 @@ class ProductKernelModel:
         )
 
     def predict(self, X: Any) -> np.ndarray:
-        """Model output of rows ``X``: shape (n,) for one output, (n, k) for k."""
+        """Model output of rows ``X``: (n,) for one output, else (n, n_outputs)."""
         array, _ = check_data(X, n_features=self.n_features_in_)
         out = self.expansion.predict(array)
         return out[:, 0] if out.shape[1] == 1 else out

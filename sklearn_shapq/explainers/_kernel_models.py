@@ -1,11 +1,4 @@
-"""Product-kernel expansions of fitted scikit-learn models, and of custom dual coefficients.
-
-:func:`extract_expansion` reads (anchors, weights, per-feature kernel factors, intercept) from a fitted
-SVR/NuSVR, SVC/NuSVC, OneClassSVM, KernelRidge, GaussianProcessRegressor or GaussianProcessClassifier,
-optionally behind per-feature scalers in a Pipeline. :func:`model_output` is the model's own value of
-what the expansion explains, and :func:`check_reconstruction` compares the two: every convention the
-extraction relies on (signs, scalings, private attributes) is checked numerically before explaining.
-"""
+"""Product-kernel expansions of fitted scikit-learn models and of dual coefficients, checked against the model."""
 
 from __future__ import annotations
 
@@ -24,8 +17,8 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, Stan
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
-from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion
+from sklearn_shapq.backends import FACTOR_KINDS
+from sklearn_shapq.games import KernelComponent, KernelExpansion
 
 SUPPORTED_MODELS = (
     "SVR, NuSVR, SVC, NuSVC (binary or one-vs-one multiclass decision values) and OneClassSVM with "
@@ -50,18 +43,10 @@ def extract_expansion(model: Any) -> KernelExpansion:
     Parameters
     ----------
     model : fitted estimator
-        One of the models listed in :data:`SUPPORTED_MODELS`:
-
-        - SVR, NuSVR: ``predict``; SVC, NuSVC, OneClassSVM: ``decision_function`` (positive means
-          ``classes_[1]`` for a binary SVC). A multiclass SVC gives one output per one-vs-one pair
-          (p, q) in libsvm's order, named "p vs q", positive for class p.
-        - KernelRidge: ``predict``, one output per target.
-        - GaussianProcessRegressor: the posterior mean ``predict``, one component per product term of
-          the fitted ``kernel_`` (WhiteKernel terms vanish off the training set and are dropped).
-        - GaussianProcessClassifier: the latent mean of each binary problem (one output per class for
-          one_vs_rest), not the probabilities.
-        - Pipeline: per-feature scalers are folded into the kernel scales and the anchors, so the
-          expansion takes inputs in the pipeline's original units.
+        One of :data:`SUPPORTED_MODELS`: SVR, NuSVR, KernelRidge (``predict``); SVC, NuSVC,
+        OneClassSVM (``decision_function``; a multiclass SVC one output per one-vs-one pair, "p vs q");
+        GaussianProcessRegressor (posterior mean); GaussianProcessClassifier (latent means); or a
+        Pipeline of per-feature scalers and one of these (folded into the kernel scales).
 
     Returns
     -------
@@ -89,19 +74,7 @@ def extract_expansion(model: Any) -> KernelExpansion:
 def model_output(model: Any, X: Any) -> np.ndarray:
     """Compute the model's own value of what :func:`extract_expansion` explains, on rows ``X``.
 
-    Parameters
-    ----------
-    model : fitted estimator
-        A model accepted by :func:`extract_expansion`.
-    X : array-like of shape (A, d)
-        Rows in the model's input units.
-
-    Returns
-    -------
-    ndarray of shape (A, k)
-        ``predict`` (SVR, NuSVR, KernelRidge, GaussianProcessRegressor), ``decision_function`` (SVC,
-        NuSVC, OneClassSVM; the one-vs-one decision values for a multiclass SVC) or the latent means
-        (GaussianProcessClassifier).
+    ``X`` (A, d) in the model's input units; returns (A, n_outputs).
     """
     if isinstance(model, Pipeline):
         for _, step in _transform_steps(model):
@@ -131,9 +104,7 @@ def check_reconstruction(expansion: KernelExpansion, model: Any, X: Any, rtol: f
     Parameters
     ----------
     expansion : KernelExpansion
-        Usually ``extract_expansion(model)``.
     model : fitted estimator
-        A model accepted by :func:`model_output`.
     X : array-like of shape (A, d)
         Rows in the model's input units.
     rtol : float, default=1e-8
@@ -184,8 +155,8 @@ def expansion_from_dual(
 
     Parameters
     ----------
-    dual_coef : array-like of shape (n,) or (n, k)
-        Coefficients of the anchors, one column per output.
+    dual_coef : array-like of shape (n,) or (n, n_outputs)
+        Coefficients of the anchors.
     X_fit : array-like of shape (n, d)
         Anchors (training or support points).
     kernel : {"rbf", "laplacian", "cauchy"} or sequence of d of them, default="rbf"
@@ -197,7 +168,7 @@ def expansion_from_dual(
         Length scales ℓ_j > 0 instead of ``gamma``: γ = 1/(2ℓ²) (rbf), 1/ℓ (laplacian), 1/ℓ² (cauchy).
     amplitude : float, default=1.0
         Kernel amplitude c ≥ 0, folded into the weights.
-    intercept : float or array-like of shape (k,), default=0.0
+    intercept : float or array-like of shape (n_outputs,), default=0.0
 
     Returns
     -------
@@ -208,8 +179,7 @@ def expansion_from_dual(
     TypeError
         An unknown kernel factor.
     ValueError
-        Wrong shapes, NaN or infinite values, negative scales or amplitude, or both ``gamma`` and
-        ``length_scale``.
+        Wrong shapes, non-finite values, negative scales, or both ``gamma`` and ``length_scale``.
     """
     anchors = _finite_array(X_fit, "X_fit")
     if anchors.ndim != 2 or anchors.shape[0] == 0 or anchors.shape[1] == 0:
@@ -295,11 +265,7 @@ def _from_libsvm(model: SVR | NuSVR | SVC | NuSVC | OneClassSVM) -> KernelExpans
 
 
 def _one_vs_one_weights(model: SVC | NuSVC, dual: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Weights (n_SV, n_pairs) of libsvm's one-vs-one layout; pair (p, q) is positive for class p.
-
-    The support vectors are grouped by class (``n_support_``). For the pair (p, q), p < q, the
-    coefficients of class p's vectors are in row q − 1 of ``dual_coef_`` and those of class q's in row p.
-    """
+    """Weights (n_SV, n_pairs) of libsvm's one-vs-one layout (class p's coefficients in row q − 1, q's in row p)."""
     starts = np.concatenate([[0], np.cumsum(model.n_support_)])
     pairs = list(combinations(range(len(model.classes_)), 2))
     weights = np.zeros((dual.shape[1], len(pairs)))
@@ -336,11 +302,7 @@ _GP_KERNELS = "RBF (scalar or per-feature length_scale), ConstantKernel, WhiteKe
 
 
 def _gp_terms(kernel: Kernel, d: int) -> list[tuple[float, np.ndarray]]:
-    """Write a GP kernel as Σ_t c_t Π_j exp(−γ_tj (a_j − b_j)²) off the training set: (c_t, γ_t) per term.
-
-    WhiteKernel is zero off the training set, so it drops out (also from products). Exact type checks:
-    Matern subclasses RBF.
-    """
+    """Write a GP kernel as Σ_t c_t Π_j exp(−γ_tj (a_j − b_j)²) off the training set (WhiteKernel drops out)."""
     kind = type(kernel)
     if kind is Sum:
         return _gp_terms(kernel.k1, d) + _gp_terms(kernel.k2, d)

@@ -11,27 +11,30 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_shapq._explanation import make_explanation
 from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
-from sklearn_shapq._random import make_generator
+from sklearn_shapq._row_explainer import background_subsample
 from sklearn_shapq._validation import (
     DEVICE,
     KERNEL_NAN_HINT,
     PROGRESS,
     RANDOM_STATE,
+    RENAMED,
     check_data,
+    check_fitted_features,
     default_feature_names,
+    renamed,
+    renamed_parameter,
 )
 from sklearn_shapq.algorithms import (
-    PRODUCT_KERNEL_METHODS,
+    PRODUCT_KERNEL_ALGORITHMS,
     product_kernel_shapley,
-    resolve_product_kernel_method,
+    resolve_product_kernel_algorithm,
 )
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.backends._product_kernel import ANCHORS_PER_CHUNK
+from sklearn_shapq.backends import ANCHORS_PER_CHUNK, resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._dual_model import ProductKernelModel
@@ -47,92 +50,64 @@ _COSTLY_OPERATIONS = 5e9  # per explained row: warn above this many for the inte
 class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     """Exact Shapley values of product-kernel models in polynomial time (PKeX-Shapley).
 
-    For a model f(x) = Σ_i α_i Π_j k_j(x_j, X_ij) + b (an SVM, kernel ridge or Gaussian process
-    whose kernel is a product over features: RBF, ARD RBF, Laplacian) the Shapley values of each
-    explained row are computed exactly in O(n d²) per row and model component, with no sampling.
+    For f(x) = Σ_i α_i Π_j k_j(x_j, X_ij) + b (Mohammadi, Chau and Muandet 2025), exact values in
+    O(n d²) per row and model component, with no sampling.
 
     Parameters
     ----------
     model : fitted estimator or ProductKernelModel
-        ``SVR``, ``NuSVR``, ``SVC``/``NuSVC`` (decision function; multiclass: one output per
-        one-vs-one pair, the libsvm one-vs-one decision values whatever
-        ``decision_function_shape`` says, since the "ovr" shape is not linear in the kernel),
-        ``OneClassSVM``, ``KernelRidge`` (rbf, laplacian; multi-output),
-        ``GaussianProcessRegressor`` (RBF incl. ARD, ``ConstantKernel * RBF``, sums of them,
-        ``+ WhiteKernel``, ``normalize_y``), ``GaussianProcessClassifier`` (latent mean; one
-        output per class when multiclass), a ``Pipeline`` of ``StandardScaler`` /
-        ``MinMaxScaler`` / ``MaxAbsScaler`` steps followed by one of these (explained in the
-        original units), or a dual form from :meth:`from_dual`. Other kernels (Matern,
-        polynomial, DotProduct, RationalQuadratic…) are not products over features and raise a
-        TypeError.
+        ``SVR``, ``NuSVR``, ``SVC``/``NuSVC`` (one-vs-one decision values), ``OneClassSVM``,
+        ``KernelRidge`` (rbf, laplacian), ``GaussianProcessRegressor`` (products of RBF and
+        constants, ``+ WhiteKernel``), ``GaussianProcessClassifier`` (latent mean), a ``Pipeline``
+        of per-feature scalers and one of these, or :meth:`from_dual`'s. Other kernels raise a TypeError.
     value_function : {"pkex", "baseline", "interventional"}, default="pkex"
-        The game of an explained row x:
-
-        - "pkex" (the paper's): an absent feature's kernel factor is 1, v(S) = b + Σ_i α_i
-          Π_{j∈S} k_j(x_j, X_ij). Needs no background; the base value is b + Σα (the intercept
-          for SVMs, an arbitrary number for kernel ridge and GPs, not the mean prediction).
-        - "baseline": absent features take the values of one reference row r, v(S) =
-          f(x_S, r_rest). The reference is ``fit``'s X when it has one row, else its column means.
-        - "interventional": v(S) = mean over background rows z of f(x_S, z_rest), exactly the
-          game of :class:`PermutationShapExplainer` (``sampler="exact"``) and of shap's
-          interventional explainers, at O(N n d²) per row for N background rows.
-    method : {"auto", "prefix_suffix", "quadrature", "brute_force"}, default="auto"
+        The game of a row x: "pkex", absent factors 1 (base value b + Σα, not the mean
+        prediction); "baseline", absent features from one reference row (``fit``'s X if it has one
+        row, else its column means); "interventional", the mean over background rows, as
+        :class:`PermutationShapExplainer`'s game.
+    algorithm : {"auto", "prefix_suffix", "quadrature", "brute_force"}, default="auto"
         "prefix_suffix": prefix elementary symmetric polynomials times μ-weighted suffix sums
         (exact; overflows beyond d ≈ 1000). "quadrature": Gauss–Legendre on ⌈d/2⌉ nodes of the
         Beta-integral form (exact for the polynomial; never overflows; the GPU kernel).
         "brute_force": all 2^d coalitions (d <= 16, an oracle). "auto": prefix_suffix on the CPU
         for d <= 512, else quadrature.
     background_size : int or None, default=100
-        Background rows kept from ``fit``'s X for "interventional" (a reproducible random
-        subsample); None keeps all.
-    feature_groups : dict {str: list of column names or indices} or None, default=None
-        Columns explained together, e.g. ``{"colour": ["colour_red", "colour_blue"]}``: each
-        group is one player, so a coalition holds all or none of its columns. Columns are named as
-        in ``feature_names_`` or given by position; each may be in one group only. Players are
-        ordered by their first column (a group takes the place of its first member) and every
-        column no group names stays a player of its own. Values stay exact: a group's kernel
-        factor is the product of its columns' factors. Explanations have one value per player,
-        named by ``feature_groups_.names``. None: every column is a player.
+        Background rows kept for "interventional" (None keeps all).
+    feature_groups : dict or None, default=None
+        {group name: [columns by name or index]}: one player per group; values stay exact.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        numba kernels on the CPU, cupy kernels on CUDA; "auto" picks a GPU when one is visible.
-        Resolved once, in ``fit`` (``device_``).
+        Resolved once, in ``fit``.
     random_state : None, int, numpy Generator or RandomState, default=None
         Seed of the background subsample.
     progress : bool, default=True
-        Show a progress bar over explained rows; it appears only once ``explain`` has run 3 s.
+        Show a progress bar once ``explain`` has run 3 s.
+    method : str
+        Deprecated: renamed ``algorithm`` in 1.0; removed in 1.1.
 
     Attributes
     ----------
     expansion_ : KernelExpansion
-        The model's dual form: components (anchors, weights, per-feature kernel factors) and
-        intercept.
-    expected_value_ : float or ndarray of shape (k,)
-        v(∅), the base value of every explanation.
+        The model's dual form.
+    expected_value_ : float or ndarray of shape (n_outputs,)
+        v(∅), the base value.
     reconstruction_error_ : float
-        Largest absolute difference between the dual form and the model's own output on the
-        rows checked in ``fit`` (``fit`` raises above 1e-8 relative).
+        Largest difference between the dual form and the model on the rows checked in ``fit``.
     references_ : ndarray of shape (L, d) or None
-        The reference row ("baseline") or background rows ("interventional").
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``fit`` got a DataFrame.
     feature_names_ : list of str
-        Names of the d columns.
     feature_groups_ : FeatureGroups
-        The players: ``names`` (a group's name or a lone column's name) and ``player_of_column``.
     n_outputs_ : int
     output_names_ : list of str or None
-    method_ : {"prefix_suffix", "quadrature", "brute_force"}
-        The algorithm ``method`` resolves to for the players on ``device_``, used by ``explain``.
+    algorithm_ : {"prefix_suffix", "quadrature", "brute_force"}
+        The algorithm ``algorithm`` resolves to for the players on ``device_``, used by ``explain``.
     device_ : str
-        The device ``fit`` resolved ("cpu" or "cuda:N").
+        "cpu" or "cuda:N".
 
     Notes
     -----
-    No model is called while explaining, so there is no ``batch_size``: explained rows are handed
-    to the kernels in blocks whose temporaries fit in scikit-learn's ``working_memory``
-    (``sklearn.set_config(working_memory=MiB)``), and the kernels bound their own device memory.
-    ``explain`` changes nothing on the explainer, so one fitted explainer can serve several threads.
+    No model is called while explaining: rows go in blocks sized by scikit-learn's ``working_memory``.
 
     Examples
     --------
@@ -152,7 +127,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "model": [HasMethods(["predict"])],
         "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
-        "method": [StrOptions(set(PRODUCT_KERNEL_METHODS))],
+        "algorithm": [StrOptions(set(PRODUCT_KERNEL_ALGORITHMS))],
+        "method": renamed([StrOptions(set(PRODUCT_KERNEL_ALGORITHMS))]),
         "background_size": [Interval(Integral, 1, None, closed="left"), None],
         "feature_groups": [dict, None],
         "device": DEVICE,
@@ -165,15 +141,17 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         model: Any,
         *,
         value_function: str = "pkex",
-        method: str = "auto",
+        algorithm: str = "auto",
         background_size: int | None = 100,
         feature_groups: dict | None = None,
         device: str = "cpu",
         random_state: Any = None,
         progress: bool = True,
+        method: str = RENAMED,
     ) -> None:
         self.model = model
         self.value_function = value_function
+        self.algorithm = algorithm
         self.method = method
         self.background_size = background_size
         self.feature_groups = feature_groups
@@ -198,18 +176,17 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Parameters
         ----------
-        dual_coef : array of shape (n,) or (n, k)
+        dual_coef : array of shape (n,) or (n, n_outputs)
         X_fit : array of shape (n, d)
             Anchors (training points).
         kernel : {"rbf", "laplacian", "cauchy"} or sequence of d of them
-            Factor of every feature, or of each feature.
         gamma, length_scale : float or array of shape (d,), optional
-            Factor scales: rbf exp(−γ(a−b)²) with γ = 1/(2ℓ²), laplacian exp(−γ|a−b|) with
-            γ = 1/ℓ, cauchy 1/(1+γ(a−b)²) with γ = 1/ℓ². Default γ = 1/d.
+            Factor scales, as in :func:`~sklearn_shapq.explainers._kernel_models.expansion_from_dual`;
+            default γ = 1/d.
         amplitude : float, default=1.0
-        intercept : float or array of shape (k,), default=0.0
+        intercept : float or array of shape (n_outputs,), default=0.0
         **params
-            Parameters of the explainer (``value_function``, ``method``, ``device``…).
+            Parameters of the explainer (``value_function``, ``algorithm``, ``device``…).
 
         Returns
         -------
@@ -243,6 +220,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         expansion = extract_expansion(self.model)
         if check_rows is None:
             check_rows = expansion.components[0].anchors
+        elif check_rows.shape[1] != expansion.n_features:  # before the model is called on them
+            raise ValueError(f"X has {check_rows.shape[1]} feature(s), but the model has {expansion.n_features}.")
         rows = check_rows[:_CHECK_ROWS]
         names = getattr(self.model, "feature_names_in_", None)
         if names is not None:  # the model was fitted on a DataFrame: give it one
@@ -258,9 +237,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, d), optional
-            Reference data: the reference row ("baseline") or the background set
-            ("interventional"); required for those. With "pkex" it is optional and only gives
-            feature names and rows for the self-check.
+            The reference row or background set; with "pkex" optional (names and self-check rows).
         y : ignored
 
         Returns
@@ -269,18 +246,16 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Raises
         ------
-        sklearn.utils._param_validation.InvalidParameterError
-            A parameter of the wrong type or out of range (a ValueError naming it).
         TypeError
-            For a model or kernel that is not a product over features.
+            A model or kernel that is not a product over features.
         ValueError
-            When the dual form does not reproduce the model's output (relative error > 1e-8),
-            ``method`` cannot run on the players ("brute_force" above 16, "prefix_suffix" above
-            1000), or ``feature_groups`` names a column that does not exist or a column twice.
+            A dual form that does not reproduce the model (relative error > 1e-8), an algorithm
+            that cannot run on the players, or bad ``feature_groups``.
         DeviceUnavailableError
-            ``device`` asks for CUDA where there is none.
+            CUDA asked for where there is none.
         """
         model_names = getattr(self.model, "feature_names_in_", None)
+        array: Any  # an ndarray wherever value_function needs the reference rows (checked below)
         array, names = None, None
         if X is not None:
             array, names = check_data(X, name="X", feature_names=model_names, nan_hint=KERNEL_NAN_HINT)
@@ -291,17 +266,15 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         expansion, error, self._checked_rows = self._expansion(array)
         d = expansion.n_features
         if array is not None and array.shape[1] != d:
-            raise ValueError(f"X has {array.shape[1]} features, but the model has {d}.")
+            raise ValueError(f"X has {array.shape[1]} feature(s), but the model has {d}.")
         feature_names = default_feature_names(d, names, model_names)
         groups = resolve_feature_groups(self.feature_groups, feature_names)
         references = None
         if self.value_function == "baseline":
             references = array.mean(axis=0, keepdims=True)
         elif self.value_function == "interventional":
-            references = array
-            if self.background_size is not None and array.shape[0] > self.background_size:
-                rng = make_generator(self.random_state, stream=0)
-                references = array[np.sort(rng.choice(array.shape[0], self.background_size, replace=False))]
+            keep = background_subsample(array.shape[0], self.background_size, self.random_state)
+            references = array if keep is None else array[keep]
             n_anchors = sum(c.anchors.shape[0] for c in expansion.components)
             if references.shape[0] * n_anchors * d * d > _COSTLY_OPERATIONS:
                 warnings.warn(
@@ -311,20 +284,24 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
                     stacklevel=3,  # the caller of fit, past _fit_context's wrapper
                 )
         backend = resolve_backend(self.device)
-        method = resolve_product_kernel_method(self.method, groups.n_players, backend.is_gpu)
+        algorithm = renamed_parameter(self, "method", "algorithm")
+        algorithm = resolve_product_kernel_algorithm(algorithm, groups.n_players, backend.is_gpu)
         with backend.activate():
             game = ProductKernelGame(expansion, np.zeros((1, d)), references, backend, groups)
             empty = backend.to_numpy(game.empty_value[0])
-        self.method_ = method
+        self.algorithm_ = algorithm
         self.device_ = backend.name
         self.expansion_ = expansion
         self.reconstruction_error_ = float(error)
         self.references_ = references
-        self.n_features_in_ = d
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        if X is not None:  # n_features_in_, feature_names_in_ (a DataFrame's string names)
+            validate_data(self, X if names is not None else array, reset=True, skip_check_array=True)
+        else:  # no data ("pkex"): the explainer takes the model's features
+            self.n_features_in_ = d
+            if model_names is not None:
+                self.feature_names_in_ = np.asarray(model_names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
         self.feature_names_ = feature_names
         self.feature_groups_ = groups
         self.n_outputs_ = expansion.n_outputs
@@ -335,25 +312,19 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         return self
 
     def explain(self, X: Any) -> Any:
-        """Explain rows of ``X`` exactly.
-
-        The explainer is not changed (what ``fit`` resolved is used), so concurrent calls from
-        several threads are safe.
+        """Explain rows of ``X`` exactly (thread-safe: the explainer is not changed).
 
         Parameters
         ----------
         X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
-            A dask collection is explained lazily, block by block (see :mod:`sklearn_shapq.dask`).
 
         Returns
         -------
         shap.Explanation
-            ``values`` (n, p) or (n, p, k), one per player (p = d without ``feature_groups``),
-            ``base_values`` (n,) or (n, k), ``feature_names`` (``feature_groups_.names``) and
-            ``data`` (n, p): the explained rows, where a group of several columns has NaN (it has
-            no one value). Values plus base value equal the model output.
+            ``values`` (n, n_players) or (n, n_players, n_outputs), ``base_values`` (n,) or
+            (n, n_outputs), ``data`` (NaN for a group of several columns).
         dask Array or dask DataFrame
-            For a dask collection ``X``: the values, lazily (:mod:`sklearn_shapq.dask`).
+            For a dask collection ``X``, lazily.
         """
         check_is_fitted(self, "expansion_")
         if self.model is not self._fitted_model:
@@ -369,6 +340,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         if is_dask_collection(X):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
+        check_fitted_features(self, X)  # scikit-learn's feature count and names checks
         array, _ = check_data(
             X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
         )
@@ -382,7 +354,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             with progress_bar(self.progress, n_rows, "explaining", "row") as bar:
                 for start in range(0, n_rows, step):
                     rows = np.arange(start, min(start + step, n_rows))
-                    values[rows] = backend.to_numpy(product_kernel_shapley(game, rows, self.method_))
+                    values[rows] = backend.to_numpy(product_kernel_shapley(game, rows, self.algorithm_))
                     bar.update(rows.size)
         return make_explanation(
             values,
@@ -394,23 +366,18 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
 
     def _block_rows(self, n_rows: int) -> int:
-        """Explained rows per kernel call: their temporaries fit in scikit-learn's ``working_memory``.
-
-        Per row: the row, its values and the kernel's partial sums (p × k for each chunk of
-        :data:`ANCHORS_PER_CHUNK` anchors of each component, p players), plus the 2^p-coalition
-        table of "brute_force". At most a hundredth of the rows (at least 256) go in one call, so
-        the progress bar moves.
-        """
+        """Explained rows per kernel call: their temporaries fit in ``working_memory``."""
         d, p, k = self.n_features_in_, self.feature_groups_.n_players, self.n_outputs_
         chunks = sum(-(-component.anchors.shape[0] // ANCHORS_PER_CHUNK) for component in self.expansion_.components)
         row_bytes = 8 * (d + (4 + chunks) * p * k)
-        if self.method_ == "brute_force":
+        if self.algorithm_ == "brute_force":
             row_bytes += 8 * (3 * k + d) * 2**p
         return get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_BLOCK_ROWS, -(-n_rows // 100)))
 
     def model_output(self, X: Any) -> np.ndarray:
-        """Return the explained output f(x) of rows ``X`` from the dual form: (n,) or (n, k)."""
+        """Return the explained output f(x) of rows ``X`` from the dual form: (n,) or (n, n_outputs)."""
         check_is_fitted(self, "expansion_")
+        check_fitted_features(self, X)
         array, _ = check_data(
             X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
         )

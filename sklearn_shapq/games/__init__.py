@@ -1,10 +1,11 @@
-"""Games: value functions v(S) evaluated on batches of coalitions; the only layer that calls models.
+"""Games: value functions v(S) on batches of coalitions (:class:`Game`); the only layer that calls models."""
 
-Every game implements one protocol, :class:`Game`: ``game(masks, games)`` → values (m, k) on the
-game's backend, with an evaluation counter and cached v(∅) / v(N).
-"""
-
-from sklearn_shapq.games._enumeration import coalition_masks, shapley_from_table, shapley_weights
+from sklearn_shapq.games._enumeration import (
+    MAX_ENUMERATED_PLAYERS,
+    coalition_masks,
+    shapley_from_table,
+    shapley_weights,
+)
 from sklearn_shapq.games._explicit_games import CallableGame, TableGame, UnanimityGame, planted_unanimity_game
 from sklearn_shapq.games._game import Game, prefix_masks
 from sklearn_shapq.games._grouped_game import GroupedGame
@@ -13,9 +14,10 @@ from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansi
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
 from sklearn_shapq.games._models import OUTPUTS, ModelFunction, make_model_function, takes_missing_values
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
-from sklearn_shapq.games._table_codec import TableCodec, refuse_inexact_integers
+from sklearn_shapq.games._table_codec import TableCodec, keyed_content, refuse_inexact_integers
 
 __all__ = [
+    "MAX_ENUMERATED_PLAYERS",
     "OUTPUTS",
     "CallableGame",
     "Game",
@@ -38,6 +40,7 @@ __all__ = [
     "ModelFunction",
     "ProductKernelGame",
     "check_same_outputs",
+    "keyed_content",
     "make_model_function",
     "refuse_inexact_integers",
     "takes_missing_values",

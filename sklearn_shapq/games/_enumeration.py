@@ -1,8 +1,4 @@
-"""All 2^d coalitions: integer codes, masks, sizes, the Shapley weights μ(s) and values from a table.
-
-Bit j of a coalition's integer code says whether player j is in it. These are the one definition
-of the Shapley weights in the package, used by exact enumeration and by the games' oracles.
-"""
+"""All 2^d coalitions (bit j of the code: player j): masks, sizes, the Shapley weights μ(s), values from a table."""
 
 from __future__ import annotations
 
@@ -50,14 +46,7 @@ def shapley_weights(d: int) -> np.ndarray:
 def shapley_from_table(table: Any, xp: Any) -> Any:
     """Shapley values from the values of all 2^d coalitions.
 
-    Parameters
-    ----------
-    table : array of shape (B, 2^d, k)
-        ``table[:, c]`` is v of the coalition encoded by integer c (bit j ↔ player j).
-
-    Returns
-    -------
-    array of shape (B, d, k)
+    ``table`` (B, 2^d, n_outputs) holds v of each coding integer; returns (B, d, n_outputs).
 
     Examples
     --------

@@ -1,8 +1,4 @@
-"""Games given explicitly, on the host: tables of all 2^d values, sums of unanimity games, callables.
-
-They test and benchmark estimators at any d (unanimity games have closed-form Shapley values) and
-let a user explain any set function through the same estimators as a model.
-"""
+"""Games given explicitly, on the host: tables of all 2^d values, sums of unanimity games, callables."""
 
 from __future__ import annotations
 
@@ -63,16 +59,8 @@ class TableGame(Game):
 class UnanimityGame(Game):
     """A sum of unanimity games v(S) = Σ_R c_R 1[R ⊆ S], whose Shapley values are known.
 
-    φ_i = Σ_{R ∋ i} c_R / r (r = the size of R). Used to test and benchmark estimators at any d.
-
-    Parameters
-    ----------
-    carriers : bool array of shape (n_terms, d)
-        The carrier R of each term (non-empty).
-    coefficients : array of shape (n_terms,)
-        c_R of each term.
-    n_games : int, default=1
-        Number of identical games side by side (repeated runs).
+    φ_i = Σ_{R ∋ i} c_R / r (r the size of R); ``carriers`` (n_terms, d) are the non-empty R, ``coefficients``
+    (n_terms,) the c_R, ``n_games`` identical copies.
 
     Examples
     --------
@@ -115,10 +103,9 @@ def planted_unanimity_game(
     boost: float = 1.5,
     n_games: int = 1,
 ) -> UnanimityGame:
-    """Draw a random sum of unanimity games with a planted top-k (the CMCS spec's test game).
+    """Draw a random sum of unanimity games with a planted top-k (Kolpaczki et al. 2025's test game).
 
-    ``n_terms`` terms with carriers of uniform size 1 … ``max_order`` and coefficients U(−1, 1),
-    plus singleton terms of ``boost`` on k random players, who then usually lead by a clear gap.
+    ``n_terms`` terms of size 1 … ``max_order`` with U(−1, 1) coefficients, plus ``boost`` on k random players.
 
     Examples
     --------
@@ -138,18 +125,8 @@ def planted_unanimity_game(
 class CallableGame(Game):
     """A game from a user function of coalition masks.
 
-    Parameters
-    ----------
-    function : callable
-        ``function(masks)`` → (m,) values for bool masks (m, d); with ``n_games > 1``,
-        ``function(masks, games)``.
-    n_players : int
-    n_games : int, default=1
-
-    Raises
-    ------
-    ValueError
-        On evaluation, when ``function`` returns NaN or infinity for a coalition.
+    ``function(masks)`` (``function(masks, games)`` with ``n_games > 1``) maps bool masks (m, d) to
+    (m,) values; NaN or infinity is a ValueError on evaluation.
 
     Examples
     --------

@@ -1,19 +1,4 @@
-"""The game protocol: batched v(S) of coalitions of given games, on a backend, with a counter.
-
-One :class:`Game` holds ``n_games`` games over the same ``n_players`` players: the explained rows
-of a local explanation (one interventional game per row), one global score game, or repeated
-runs of a test game. Every estimator, permutation walk or top-k method alike, evaluates
-coalitions through ``game(masks, games)``:
-
-* ``masks``: bool array (m, d) on the game's backend, ``masks[c, j]`` says whether player j is
-  in coalition c;
-* ``games``: int array (m,) on the backend, which game coalition c belongs to;
-* the result: float64 array (m, k) on the backend, k = ``n_outputs``.
-
-v(∅) and v(N) of every game are evaluated once, on first use, and cached
-(:attr:`Game.empty_value`, :attr:`Game.full_value`); ``n_evals`` counts every coalition
-evaluated per game, the two cached corners once each.
-"""
+"""The game protocol: batched v(S) of coalitions of given games, on a backend, with a counter and cached corners."""
 
 from __future__ import annotations
 
@@ -29,15 +14,7 @@ from sklearn_shapq.games._enumeration import MAX_ENUMERATED_PLAYERS, coalition_m
 def prefix_masks(ranks: Any, xp: Any) -> Any:
     """Coalitions visited by a walk along each ordering, without ∅ and N.
 
-    Parameters
-    ----------
-    ranks : int array of shape (..., d)
-        Position of each player in its ordering (the rank vector, ``argsort`` of the ordering).
-
-    Returns
-    -------
-    bool array of shape (..., d − 1, d)
-        Step t (t = 1 … d − 1) holds the first t players of the ordering.
+    ``ranks`` (..., d) are the players' positions; step t of the result (..., d − 1, d) holds the first t players.
 
     Examples
     --------
@@ -55,24 +32,9 @@ def prefix_masks(ranks: Any, xp: Any) -> Any:
 class Game(ABC):
     """Base class of every game: batched, backend-aware v(S), an evaluation counter, cached corners.
 
-    Subclasses implement :meth:`evaluate` (and may override :meth:`corner_values` when v(∅) or
-    v(N) has a cheaper form); callers use ``game(masks, games)``.
-
-    Parameters
-    ----------
-    n_players : int
-        Number of players d (features, or feature groups).
-    n_games : int
-        Number of games held side by side.
-    n_outputs : int
-        Values per coalition k.
-    backend : ArrayBackend, optional
-        Where masks and values live (default: the CPU).
-
-    Attributes
-    ----------
-    n_calls : int
-        Calls of the game so far (each may evaluate many coalitions).
+    Subclasses implement :meth:`evaluate` (and may override :meth:`corner_values`); callers use
+    ``game(masks, games)``. ``n_games`` games over ``n_players`` players give ``n_outputs`` values a
+    coalition, on ``backend`` (default: the CPU); ``n_calls`` counts the calls.
     """
 
     def __init__(self, n_players: int, n_games: int, n_outputs: int = 1, backend: ArrayBackend | None = None) -> None:
@@ -97,18 +59,7 @@ class Game(ABC):
         self.n_calls = 0
 
     def __call__(self, masks: Any, games: Any = None) -> Any:
-        """Evaluate coalitions and count them.
-
-        Parameters
-        ----------
-        masks : bool array of shape (m, n_players)
-        games : int array of shape (m,), optional
-            Game of each coalition (default: game 0).
-
-        Returns
-        -------
-        float64 array of shape (m, n_outputs), on the backend
-        """
+        """Evaluate ``masks`` (m, n_players) of ``games`` (m,) (default: game 0), counted: (m, n_outputs)."""
         xp = self.backend.xp
         masks = self.backend.to_device(masks).astype(bool, copy=False)
         if masks.ndim != 2 or masks.shape[1] != self.n_players:
@@ -134,19 +85,16 @@ class Game(ABC):
         return games
 
     def grid(self, games: Any, masks: Any) -> Any:
-        """Evaluate C coalitions of each of B games: ``masks`` (B, C, d) → values (B, C, k)."""
+        """Evaluate C coalitions of each of B games: ``masks`` (B, C, d) → values (B, C, n_outputs)."""
         n_rows, n_coalitions, d = masks.shape
         xp = self.backend.xp
         flat_games = xp.repeat(self.backend.to_device(games).astype(xp.intp), n_coalitions)
         return self(masks.reshape(n_rows * n_coalitions, d), flat_games).reshape(n_rows, n_coalitions, -1)
 
     def prefix_grid(self, games: Any, ranks: Any) -> Any:
-        """Evaluate the walk prefixes of n orderings of each of B games: ``ranks`` (B, n, d) → values (B, n, d − 1, k).
+        """Evaluate the walk prefixes of ``ranks`` (B, n, d) of B games: values (B, n, d − 1, n_outputs).
 
-        Ordering o of game b visits the coalitions {j : ``ranks[b, o, j]`` < t}, its first t players,
-        for t = 1 … d − 1 (∅ and N are the cached corners). Equal to
-        ``grid(games, prefix_masks(ranks, xp).reshape(B, n (d − 1), d))`` and counted alike; a game
-        that builds model rows may skip the masks (:meth:`evaluate_prefixes`).
+        Equal to ``grid`` of :func:`prefix_masks` and counted alike; a game may skip the masks.
 
         Examples
         --------
@@ -172,23 +120,16 @@ class Game(ABC):
         return values.reshape(n_rows, n_orderings, d - 1, self.n_outputs)
 
     def evaluate_prefixes(self, ranks: Any, games: Any) -> Any:
-        """Values (m (d − 1), k) of the prefixes of orderings ``ranks`` (m, d) of ``games`` (m,); not counted.
-
-        Ordering by ordering, prefix sizes 1 … d − 1. This default evaluates the prefixes' masks
-        (:func:`prefix_masks`); a game may override it to skip them.
-        """
+        """Values (m (d − 1), n_outputs) of the prefixes of ``ranks`` (m, d) of ``games`` (m,); not counted."""
         d = self.n_players
         return self.evaluate(prefix_masks(ranks, self.backend.xp).reshape(-1, d), self.backend.xp.repeat(games, d - 1))
 
     @abstractmethod
     def evaluate(self, masks: Any, games: Any) -> Any:
-        """Return the values (m, k) of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
+        """Return the values (m, n_outputs) of coalitions ``masks`` (m, d) of games ``games`` (m,); not counted."""
 
     def corner_values(self) -> tuple[Any, Any]:
-        """Compute v(∅) and v(N) of every game, each (n_games, k) (called once, then cached).
-
-        The default evaluates the two coalitions of every game in one call of :meth:`evaluate`.
-        """
+        """Compute v(∅) and v(N) of every game, each (n_games, n_outputs), once (then cached)."""
         xp = self.backend.xp
         corners = xp.repeat(xp.asarray([[False], [True]]), self.n_players, axis=1)
         masks = xp.tile(corners, (self.n_games, 1))
@@ -203,16 +144,16 @@ class Game(ABC):
 
     @property
     def empty_value(self) -> Any:
-        """v(∅) of every game, (n_games, k) on the backend; evaluated once."""
+        """v(∅) of every game, (n_games, n_outputs) on the backend; evaluated once."""
         return self._cached_corners()[0]
 
     @property
     def full_value(self) -> Any:
-        """v(N) of every game, (n_games, k) on the backend; evaluated once."""
+        """v(N) of every game, (n_games, n_outputs) on the backend; evaluated once."""
         return self._cached_corners()[1]
 
     def shapley_values(self) -> np.ndarray:
-        """Exact Shapley values (n_games, d, k) by enumerating all 2^d coalitions (an oracle; not counted)."""
+        """Exact Shapley values (n_games, d, n_outputs) by enumerating all 2^d coalitions (an oracle; not counted)."""
         d = self.n_players
         if d > MAX_ENUMERATED_PLAYERS:
             raise ValueError(f"Enumerating 2^{d} coalitions is not feasible.")

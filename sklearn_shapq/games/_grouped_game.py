@@ -11,15 +11,13 @@ from sklearn_shapq.games._game import Game
 class GroupedGame(Game):
     """The game whose players are groups of ``game``'s players (feature groups).
 
-    v_G(T) = v(∪_{g ∈ T} members(g)): a group is kept or dropped whole. ∅ and N are the same
-    coalitions in both games, so v(∅) and v(N) are ``game``'s (evaluated and counted there).
+    v_G(T) = v(∪_{g ∈ T} members(g)); v(∅) and v(N) are ``game``'s.
 
     Parameters
     ----------
     game : Game
         The game over columns.
     groups : FeatureGroups
-        Which player each column belongs to.
 
     Examples
     --------

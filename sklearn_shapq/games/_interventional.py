@@ -12,13 +12,8 @@ from sklearn_shapq.games._game import Game
 from sklearn_shapq.games._models import ModelFunction
 
 DEFAULT_MEMORY_BYTES = 31 * 2**20
-"""Memory budget for one model call's input rows when ``batch_size="auto"``, on the CPU.
-
-Below glibc's largest mmap threshold (32 MiB, counting malloc's header and page rounding), so
-that a freed buffer stays in the process's heap and the next explain call's masked rows are not
-page-faulted anew: with 128 MiB, an explain call of 5 rows at d = 100 and 500 evaluations
-(xgboost, 100 background rows) took 1.60x the model's time on its rows, with 32 MiB less 400
-bytes 1.24x (``benchmarks/bench_permutation.py --d 100``)."""
+"""Memory of one model call's input rows for ``batch_size="auto"`` on the CPU: below glibc's 32 MiB mmap
+threshold, so buffers stay in the heap (``benchmarks/bench_permutation.py --d 100``)."""
 GPU_MEMORY_BYTES = 128 * 2**20
 """The same budget on a GPU (cupy's memory pool keeps freed buffers; larger calls fill the device)."""
 
@@ -29,13 +24,7 @@ model counts as changed: relative to max(1, the largest |output|)."""
 
 
 def check_same_outputs(now: np.ndarray, before: np.ndarray) -> None:
-    """Refuse a model whose outputs on the background (host (N, k)) are not ``before``'s: it changed.
-
-    Raises
-    ------
-    ValueError
-        Another number of outputs, or outputs that moved by more than :data:`BACKGROUND_RTOL`.
-    """
+    """Refuse a changed model: background outputs (N, n_outputs) unlike ``before`` (to :data:`BACKGROUND_RTOL`)."""
     if now.shape != before.shape:
         raise ValueError(
             f"The model now gives {now.shape[1]} outputs, but {before.shape[1]} when the explainer was fitted: it "
@@ -53,57 +42,36 @@ def check_same_outputs(now: np.ndarray, before: np.ndarray) -> None:
 class InterventionalGame(Game):
     """Interventional Shapley games of a model over a background set, one per explained row or part.
 
-    Game r is v_r(S) = mean over background rows z of f(x_r on S, z elsewhere). A call evaluates
-    any coalitions of any rows in as few model calls as ``batch_size`` allows. v(∅), the mean
-    prediction over the background, is the same for every row; v(N) = f(x) costs one model row
-    per explained row, all in one call.
-
-    With ``parts`` > 1, each row's game is split by parts of the background: the background is
-    cut into ``parts`` equal consecutive parts, and game r · parts + j is the mean over part j only. The
-    mean of a row's games is its interventional game (and their Shapley values' mean its Shapley
-    values), while a coalition costs N / parts model rows: an estimator that draws every game's
-    coalitions from its own key sees ``parts`` times as many distinct coalitions for the same
-    model rows (the explainer's ``background_parts``). v(∅) of a part is its mean background
-    output, v(N) is f(x_r).
+    Game r is v_r(S) = mean over background rows z of f(x_r on S, z elsewhere). With ``parts`` > 1
+    game r · parts + j is the mean over the j-th of ``parts`` equal consecutive parts of the
+    background: the mean of a row's games is its game, and a coalition costs N / parts model rows.
 
     Parameters
     ----------
     model_fn : ModelFunction
-        The model on the backend. A plain callable's (output "callable") gets a new input array
-        on every call, which it may keep; other models get input buffers that later calls reuse.
-        A model call that raises makes the evaluation raise that error, once the calls in flight
-        have returned; the game stays usable.
+        A plain callable gets a new input array every call; other models get reused buffers.
+        A model error is raised once the calls in flight have returned.
     background : array of shape (N, d)
-        Background rows on the backend.
     x : array of shape (n, d)
-        Explained rows on the backend.
+        Explained rows.
     batch_size : int or "auto"
-        Most model rows per model call; "auto" fills :data:`DEFAULT_MEMORY_BYTES` of float64 rows
-        (:data:`GPU_MEMORY_BYTES` on a GPU; shared by the batches in flight when ``n_jobs > 1``). A
-        call holds at least one coalition's rows (N / ``parts``), so a smaller ``batch_size`` gives
-        calls of that many rows.
-    background_outputs : array of shape (N, k), optional
-        The model's outputs on the background rows, if known (e.g. from an earlier fit);
-        computed when omitted.
+        Most model rows per call (at least one coalition's); "auto" fills
+        :data:`DEFAULT_MEMORY_BYTES` (:data:`GPU_MEMORY_BYTES` on a GPU).
+    background_outputs : array of shape (N, n_outputs), optional
+        The model's outputs on the background; computed when omitted.
     check_background : bool, default=False
-        Whether v(N)'s model call also predicts the background, which must give
-        ``background_outputs`` again (to :data:`BACKGROUND_RTOL`): a model refitted or changed
-        since they were computed, or giving another number of outputs, is refused before any
-        coalition is evaluated. It costs N rows in a call that is made anyway.
+        Whether v(N)'s model call also predicts the background and refuses a model whose outputs
+        moved beyond :data:`BACKGROUND_RTOL` (N more rows in a call made anyway).
     n_jobs : int
-        Model calls run at once in threads (masked rows are always built in the calling thread).
-        Pays for models that predict in one thread and release the GIL (xgboost with
-        ``n_jobs=1``, most scikit-learn models); use :meth:`close` or a ``with`` block to end them.
+        Model calls run at once in threads; :meth:`close` or a ``with`` block ends them.
     parts : int
-        Games per explained row, one per part of the background; it must divide N.
+        Games per explained row; it must divide N.
 
     Attributes
     ----------
-    background_outputs : array of shape (N, k)
-        The model's outputs on the background rows (computed without touching the explained
-        rows, so ``fit`` reads them without evaluating v(N)).
-    base_value : array of shape (k,)
-        v(∅), the mean model output over the background (the same for every row).
+    background_outputs : array of shape (N, n_outputs)
+    base_value : array of shape (n_outputs,)
+        v(∅), the mean model output over the background.
     n_model_rows, n_model_calls : int
         Rows and calls the model has received through this game.
 
@@ -197,7 +165,7 @@ class InterventionalGame(Game):
         return outputs[:n_rows]
 
     def evaluate(self, masks: Any, games: Any) -> Any:
-        """Return v_r(S) (m, k) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""
+        """Return v_r(S) (m, n_outputs) for coalitions ``masks`` (m, d) of rows ``games`` (m,)."""
 
         def write_rows(start: int, stop: int, out: Any) -> Any:
             return self._masked_rows(masks[start:stop], games[start:stop], out)
@@ -205,11 +173,7 @@ class InterventionalGame(Game):
         return self._model_values(masks.shape[0], write_rows)
 
     def evaluate_prefixes(self, ranks: Any, games: Any) -> Any:
-        """Return v of the walk prefixes (m (d − 1), k) of orderings ``ranks`` (m, d) of rows ``games`` (m,).
-
-        The model rows are built from the ranks (the backend's ``prefix_rows``), without the
-        prefixes' masks (see :meth:`Game.evaluate_prefixes`).
-        """
+        """Return v of the walk prefixes (m (d − 1), n_outputs) of ``ranks`` (m, d), built from the ranks, not masks."""
         size = self.rows_per_coalition
         x_rows, first_rows = games // self.parts, (games % self.parts) * size
 
@@ -219,7 +183,7 @@ class InterventionalGame(Game):
         return self._model_values(ranks.shape[0] * (self.n_players - 1), write_rows)
 
     def _model_values(self, n_coalitions: int, write_rows: Any) -> Any:
-        """Values (m, k) of coalitions whose model rows ``write_rows(start, stop, out)`` writes; batched model calls."""
+        """Values (m, n_outputs) of coalitions whose model rows ``write_rows(start, stop, out)`` writes, batched."""
         xp = self.backend.xp
         values = xp.empty((n_coalitions, self.n_outputs), dtype=np.float64)
         # with several threads, split the work so that each gets at least one model call
@@ -262,12 +226,7 @@ class InterventionalGame(Game):
         )
 
     def _take_buffer(self, n_rows: int) -> Any:
-        """Return a free model-input buffer of at least ``n_rows`` rows, allocated only when none is.
-
-        Reusing buffers spares the page faults of fresh memory on every call (on some machines
-        slower than filling it); at most ``n_jobs + 1`` buffers exist at once. A plain callable's
-        buffers are not reused (:meth:`_release_buffer`): it may keep the array it was given.
-        """
+        """Return a free model-input buffer of at least ``n_rows`` rows (reuse spares page faults)."""
         if self._free_buffers and self._free_buffers[-1].shape[0] >= n_rows:
             return self._free_buffers.pop()
         self._free_buffers.clear()  # too small for this call's batches: replace them
@@ -284,12 +243,7 @@ class InterventionalGame(Game):
         self._release_buffer(buffer)
 
     def _release_buffer(self, buffer: Any) -> None:
-        """Make ``buffer``, whose model call has returned, free for the next call (an estimator's), or drop it.
-
-        A plain callable gets a new buffer on every call, so an array it keeps is never
-        overwritten; the memory of one it does not keep returns to the allocator (and malloc's
-        heap: a buffer stays below its mmap threshold, :data:`DEFAULT_MEMORY_BYTES`).
-        """
+        """Make ``buffer`` free for the next call, or drop it for a plain callable (which may keep it)."""
         if self._reuse_buffers:
             self._free_buffers.append(buffer)
 

@@ -1,17 +1,7 @@
-"""Product-kernel expansions and their Shapley games (PKeX, baseline and interventional).
+"""Product-kernel expansions f(x) = Σ_c Σ_i w_ci Π_j k_cj(x_j, X_cij) + b and their Shapley games.
 
-A product-kernel model is f(x) = Σ_c Σ_i w_ci Π_j k_cj(x_j, X_cij) + b: a sum of components c,
-each with anchors X_c (training or support points), weights w_c (n_c, k) for k outputs and a kernel
-factor k_cj per feature (RBF, Laplacian or Cauchy with its own γ_cj). Any amplitude is folded into
-the weights. The games of an explained row x are two-factor games
-
-    v_x(S) = b + Σ_c Σ_i w_ci mean_l Π_{j∈S} k_cj(x_j, X_cij) Π_{j∉S} k_cj(r_lj, X_cij)
-
-with the absent factors taken at reference rows r_l. Without references every absent factor is 1:
-the PKeX game of the paper (v(∅) = b + Σw). One reference gives baseline SHAP, a background set
-gives the exact interventional game, v(∅) = mean_l f(r_l). With feature groups the players are
-groups of columns: a coalition holds all columns of its groups, and a group's factor is the product
-of its columns' factors.
+v_x(S) = b + Σ_c Σ_i w_ci mean_l Π_{j∈S} k_cj(x_j, X_cij) Π_{j∉S} k_cj(r_lj, X_cij): no references
+give PKeX (absent factors 1), one reference baseline SHAP, a background set interventional SHAP.
 """
 
 from __future__ import annotations
@@ -22,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
-from sklearn_shapq.backends import ArrayBackend, CpuBackend
-from sklearn_shapq.backends._product_kernel import FACTOR_KINDS, factor_tensor
+from sklearn_shapq.backends import FACTOR_KINDS, ArrayBackend, CpuBackend, factor_tensor
 from sklearn_shapq.games._game import Game
 
 _BLOCK_BYTES = 64 * 2**20  # temporaries of one block of kernel evaluations
@@ -37,12 +26,12 @@ class KernelComponent:
     ----------
     anchors : ndarray of shape (n, d)
         Training or support points, in the units of the explained data.
-    weights : ndarray of shape (n, k)
-        Dual coefficients per output, amplitude included.
+    weights : ndarray of shape (n, n_outputs)
+        Dual coefficients, amplitude included.
     kinds : int8 ndarray of shape (d,)
-        Factor kind of each feature (codes of :data:`FACTOR_KINDS`).
+        Codes of :data:`FACTOR_KINDS`.
     gammas : ndarray of shape (d,)
-        Factor scale of each feature (0 makes the feature a null player).
+        Factor scales (0: a null player).
     """
 
     anchors: np.ndarray
@@ -80,12 +69,11 @@ class KernelExpansion:
     Attributes
     ----------
     components : list of KernelComponent
-        Summed; all have the same d and k.
-    intercept : ndarray of shape (k,)
+        Summed; all of the same shapes.
+    intercept : ndarray of shape (n_outputs,)
     output_names : list of str or None
-        Names of the k outputs when k > 1.
     description : str
-        What is explained, e.g. "SVR.predict" (used in messages).
+        What is explained, e.g. "SVR.predict".
     """
 
     components: list[KernelComponent]
@@ -109,7 +97,7 @@ class KernelExpansion:
         return sum(component.weights.sum(axis=0) for component in self.components)
 
     def predict(self, X: Any, xp: Any = np) -> Any:
-        """f(x) of rows ``X`` (A, d) → (A, k), from the dual form."""
+        """f(x) of rows ``X`` (A, d) → (A, n_outputs), from the dual form."""
         out = xp.zeros((X.shape[0], self.n_outputs), dtype=xp.float64) + xp.asarray(self.intercept)
         for component in self.components:
             out += component.kernel_rows(X, xp) @ xp.asarray(component.weights)
@@ -125,19 +113,15 @@ class ProductKernelGame(Game):
     x : array of shape (n, d)
         Explained rows (one game each).
     references : array of shape (L, d) or None
-        None: the PKeX game (absent factors are 1). Rows: absent features take their values,
-        averaged over the rows (one row: baseline SHAP; a background set: interventional SHAP).
+        None: the PKeX game (absent factors 1); else absent features take the references' values, averaged.
     backend : ArrayBackend, optional
-        Where values are computed (default: the CPU).
+        Default: the CPU.
     feature_groups : FeatureGroups, optional
-        The players: groups of columns (a coalition holds all columns of its players). None: each
-        column is a player.
+        Groups of columns as players; None: each column is a player.
 
     Notes
     -----
-    v(∅) is b + Σw without references, else the mean model output over the references; v(N)
-    is f(x). Coalitions are evaluated from the definition (cost per coalition L·n·d): the oracle of
-    the brute-force method and of the tests, not the fast path.
+    Coalitions are evaluated from the definition (L·n·d per coalition): the oracle, not the fast path.
     """
 
     def __init__(
@@ -168,7 +152,7 @@ class ProductKernelGame(Game):
         return empty, self.expansion.predict(self.x, xp)
 
     def evaluate(self, masks: Any, games: Any) -> Any:
-        """Return v_x(S) (m, k) of coalitions ``masks`` (m, players) of rows ``games`` (m,), from the definition."""
+        """Return v_x(S) (m, n_outputs) of ``masks`` (m, players) of rows ``games`` (m,), from the definition."""
         xp = self.backend.xp
         if self.feature_groups is not None:
             masks = self.feature_groups.column_masks(masks)

@@ -1,10 +1,6 @@
-"""Kernel statistics as pair-weighted product games: MMD² and HSIC.
+"""MMD² and HSIC as pair-weighted product games v(S) = Σ_ab W_ab Π_{j∈S} k_j(u_aj, u_bj) (Mohammadi et al. 2025).
 
-Both statistics are linear in the Gram matrix of a product kernel on a sample U (N rows):
-statistic = Σ_ab W_ab K(u_a, u_b). Their Shapley games (Mohammadi et al. 2025, §4) are
-v(S) = Σ_ab W_ab Π_{j∈S} k_j(u_aj, u_bj), with v(∅) = Σ W = 0, so attributions sum to the
-statistic. A weight provider gives W block by block (rows r0 … r1 − 1 against all N columns), so
-no N × N matrix is ever held beyond one block.
+Weight providers give W block by block of rows, so no N × N matrix is held.
 """
 
 from __future__ import annotations
@@ -17,16 +13,7 @@ _ROW_BLOCK_BYTES = 32 * 2**20
 def target_kernel_rows(y: np.ndarray, rows: slice, kind: str, gamma: float) -> np.ndarray:
     """Rows of the target Gram matrix L: delta 1[y_a = y_b] or rbf exp(−γ ‖y_a − y_b‖²).
 
-    Parameters
-    ----------
-    y : array of shape (N, p)
-    rows : slice
-    kind : {"delta", "rbf"}
-    gamma : float
-
-    Returns
-    -------
-    array of shape (rows, N)
+    ``y`` (N, p); returns the ``rows`` slice of L, (rows, N).
     """
     if kind == "delta":
         return np.all(y[rows, None, :] == y[None, :, :], axis=2).astype(np.float64)
@@ -37,20 +24,8 @@ def target_kernel_rows(y: np.ndarray, rows: slice, kind: str, gamma: float) -> n
 class MMDWeights:
     """Weights of MMD² between samples X (first n rows of U) and Z (last m rows).
 
-    Parameters
-    ----------
-    n, m : int
-        Sample sizes (at least 2 each for the unbiased estimator).
-    unbiased : bool
-        U-statistic (the paper's): 1/(n(n−1)) within X, 1/(m(m−1)) within Z, zero diagonal;
-        else the V-statistic: 1/n², 1/m². Across samples −1/(nm) either way.
-
-    Attributes
-    ----------
-    n_samples : int
-        N = n + m.
-    row_temporaries : int
-        Arrays of N float64 that :meth:`rows` holds per row of its block (for block sizing).
+    ``unbiased``: the U-statistic (n, m >= 2), else the V-statistic. ``row_temporaries`` counts the
+    arrays of N = ``n_samples`` floats :meth:`rows` holds per row.
     """
 
     row_temporaries = 3
@@ -76,25 +51,8 @@ class MMDWeights:
 class HSICWeights:
     """Weights of HSIC(X, y): W = HLH/(n−1)² (biased, the paper's) or the unbiased estimator's.
 
-    The unbiased weights (Song et al. 2012) are, for a ≠ b,
-    W_ab = [L̃_ab + S/((n−1)(n−2)) − (c_a + c_b)/(n−2)] / (n(n−3)), with L̃ the target Gram matrix
-    with zero diagonal, c = L̃1 and S = 1ᵀL̃1; the diagonal is zero.
-
-    Parameters
-    ----------
-    y : array of shape (n, p)
-    kind : {"delta", "rbf"}
-        Target kernel.
-    gamma : float
-        Scale of the rbf target kernel.
-    unbiased : bool
-
-    Attributes
-    ----------
-    n_samples : int
-    row_temporaries : int
-        Arrays of N float64 that :meth:`rows` holds per row of its block (for block sizing): the
-        target kernel's (N, p) differences and a few (N,) rows.
+    ``y`` (n, p) with target kernel ``kind`` ("delta" or "rbf" of scale ``gamma``); ``unbiased``:
+    Song et al. (2012). ``row_temporaries`` as :class:`MMDWeights`'.
     """
 
     def __init__(self, y: np.ndarray, kind: str, gamma: float, unbiased: bool) -> None:

@@ -1,8 +1,4 @@
-"""Model adapters: turn a fitted model into ``f(rows) -> (n_rows, k)`` on a backend.
-
-Supported: scikit-learn regressors, classifiers and Pipelines; xgboost sklearn models and Boosters
-(through ``inplace_predict``; on CUDA the booster runs on the GPU with cupy inputs); plain callables.
-"""
+"""Model adapters: turn a fitted model (scikit-learn, xgboost, a callable) into ``f(rows) -> (n_rows, n_outputs)``."""
 
 from __future__ import annotations
 
@@ -15,8 +11,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_shapq.backends import ArrayBackend
-from sklearn_shapq.backends._array_ops import scipy_special
+from sklearn_shapq.backends import ArrayBackend, scipy_special
 from sklearn_shapq.games._table_codec import TableCodec
 
 OUTPUTS = ("auto", "margin", "log_odds", "probability", "predict")
@@ -30,13 +25,12 @@ class ModelFunction:
     Attributes
     ----------
     predict : callable
-        ``predict(rows)`` with rows on ``backend``; returns an array of shape (n,) or (n, k).
+        ``predict(rows)`` with rows on ``backend``; returns (n,) or (n, n_outputs).
     backend : ArrayBackend
-        Where rows and outputs live.
     output : str
-        The output that is explained ("margin", "log_odds", "probability", "predict" or "callable").
+        "margin", "log_odds", "probability", "predict" or "callable".
     output_names : list of str or None
-        Names of the k outputs; ``None`` for a single output.
+        None for a single output.
     name : str
         The model's name in error messages.
     """
@@ -48,10 +42,7 @@ class ModelFunction:
     name: str = "The model"
 
     def counted(self, bar: Any) -> ModelFunction:
-        """Return this model function with every call advancing the progress ``bar`` by its rows.
-
-        A bar over model rows moves with the model's work, also within one explained row.
-        """
+        """Return this model function with every call advancing the progress ``bar`` by its rows."""
         predict = self.predict
 
         def counting(rows: Any) -> Any:
@@ -62,15 +53,14 @@ class ModelFunction:
         return replace(self, predict=counting)
 
     def __call__(self, rows: Any) -> Any:
-        """Evaluate the model on ``rows`` and return a (n_rows, k) float64 backend array.
+        """Evaluate the model on ``rows`` and return a (n_rows, n_outputs) float64 backend array.
 
         Raises
         ------
         ValueError
-            The model failed on rows with missing values, or returned NaN or infinity, or an
-            array of the wrong shape.
+            The model failed on missing values, or returned NaN, infinity or a wrong shape.
         TypeError
-            The model returned something that is not numbers (e.g. class labels as strings).
+            The model returned something that is not numbers.
         """
         xp = self.backend.xp
         try:
@@ -115,16 +105,13 @@ def make_model_function(
     Parameters
     ----------
     model : estimator, xgboost Booster or callable
-        The model to explain; sklearn estimators must be fitted.
+        Fitted.
     output : {"auto", "margin", "log_odds", "probability", "predict"}
-        "auto": a classifier's margin (``decision_function``, or the booster margin for xgboost)
-        where it has one, else its log-odds from ``predict_proba``; a regressor's ``predict``.
-        A binary classifier gives one output (the positive class); multiclass gives one per class.
+        "auto": a classifier's margin where it has one, else its log-odds; a regressor's
+        ``predict``. A binary classifier gives one output, a multiclass one one per class.
     backend : ArrayBackend
-        Where the model's inputs are built.
     codec : TableCodec, optional
-        Rows are the codes of a raw table: the model gets them decoded as a DataFrame with the
-        table's columns and dtypes (CPU only).
+        Rows are codes of a raw table, decoded to a DataFrame for the model (CPU only).
 
     Returns
     -------
@@ -133,11 +120,11 @@ def make_model_function(
     Raises
     ------
     ValueError
-        For an unknown ``output`` or one the model cannot give.
+        An unknown ``output``, or one the model cannot give.
     TypeError
-        For an object that is neither a model nor a callable.
+        Neither a model nor a callable.
     sklearn.exceptions.NotFittedError
-        For an unfitted scikit-learn or xgboost estimator.
+        An unfitted estimator.
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}.")
@@ -295,7 +282,7 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
 
 
 def _margin_transform(output: str, xp: Any) -> Callable[[Any], Any]:
-    """Map an xgboost classifier margin (n,) binary or (n, k) multiclass to ``output``."""
+    """Map an xgboost classifier margin (n,) binary or (n, n_classes) multiclass to ``output``."""
     if output not in ("probability", "log_odds"):
         return lambda margin: margin
 

@@ -1,10 +1,4 @@
-"""Global score games of models: one game whose value of a coalition is a score.
-
-- :class:`RetrainGame`: v(S) = cross-validated score of a clone of an estimator trained on the
-  features in S (the paper's global games); v(∅) is the score of a constant predictor.
-- :class:`MarginalScoreGame`: v(S) = score of a fitted model whose absent features are
-  marginalised over a background (no refits).
-"""
+"""Global score games: cross-validated refits on S (:class:`RetrainGame`) or a fitted model marginalised off S."""
 
 from __future__ import annotations
 
@@ -24,12 +18,7 @@ from sklearn_shapq.games._interventional import InterventionalGame
 
 
 class _ScoreGame(Game):
-    """A global game whose coalition values are scores; a value is computed once per coalition.
-
-    The scores are deterministic, so a repeated coalition is looked up in this game's own memo
-    instead of recomputed; it is still counted (and charged to a budget) as an evaluation, as in
-    the paper.
-    """
+    """A global game of scores: a repeated coalition is looked up, not recomputed, but still counted."""
 
     def __init__(self, n_players: int, n_jobs: int | None) -> None:
         super().__init__(n_players, 1)
@@ -70,47 +59,27 @@ _TASKS_PER_WORKER = 2
 class RetrainGame(_ScoreGame):
     """v(S): mean cross-validated score of ``clone(estimator)`` trained on the features in S.
 
-    v(∅) is the score of a constant predictor (``DummyClassifier(strategy="prior")`` or
-    ``DummyRegressor()``) on the same folds. A coalition is scored once per game; with
-    ``memory`` its scores are also kept on disk by joblib and reused by later games on the same
-    data, estimator (class and parameters), folds, scoring and ``seed`` (refitting a selector for
-    another k in a grid search then costs little).
-
-    The new coalitions of a call are scored in a few tasks of several coalitions each (about
-    two per worker of the joblib backend, so that small refits are not one task each), and the
-    scores come back in the order of the coalitions. A score depends on its coalition and the
-    game's parameters alone, never on the backend (loky, threads, dask), the worker, the
-    batching or the order in which coalitions are evaluated:
-
-    - with ``seed``, every parameter ``random_state`` of the clone (its own, or a nested one such
-      as a pipeline step's ``<step>__random_state``) is set to :func:`coalition_seed` of (seed,
-      coalition) for all the coalition's refits;
-    - when the backend runs several jobs, the clone's parameters ``n_jobs`` left at None are set
-      to 1: nested parallelism in the workers (daemonic dask workers in particular) would only
-      compete for their cores. Other values are kept, and the estimator passed is never changed.
+    v(∅) is the score of a constant predictor on the same folds. A score depends on its coalition
+    and the parameters alone, never on the joblib backend, worker or order: with ``seed`` every
+    ``random_state`` of the clone is :func:`coalition_seed` of (seed, coalition), and under
+    several jobs its ``n_jobs`` left at None become 1.
 
     Parameters
     ----------
     estimator : estimator
-        Unfitted (it is cloned for every fit).
+        Unfitted; cloned for every fit.
     X : ndarray of shape (n, d)
     y : array-like of shape (n,)
     cv : int, splitter or iterable
-        As in ``cross_val_score``; the folds are drawn once, so every coalition sees the same.
+        As in ``cross_val_score``; the folds are drawn once.
     scoring : str, callable or None
-        As in ``cross_val_score`` (None: accuracy for classifiers, R² otherwise, which is what
-        their ``score`` computes and what the constant predictor of v(∅) can share).
+        As in ``cross_val_score`` (None: accuracy for classifiers, R² otherwise).
     n_jobs : int or None
-        Coalitions of one call scored in parallel (joblib, with the active backend: e.g. dask
-        inside ``joblib.parallel_config(backend="dask")``).
+        Coalitions of one call scored in parallel by joblib's active backend.
     memory : joblib.Memory or None
-        Where scores are cached across games (None: only within this game). The coalition's
-        seed is part of the cache key, so cached scores are reused only by games of the same
-        ``seed``, unless the estimator has no ``random_state`` parameter.
+        Scores cached on disk across games of the same data, estimator, folds, scoring and seed.
     seed : int or None, default=None
-        Seed of the refits' ``random_state`` (see above). None leaves the estimator's
-        ``random_state`` as it is: an estimator with ``random_state=None`` then gives scores that
-        change from refit to refit.
+        Seed of the refits' ``random_state``; None leaves the estimator's as it is.
     """
 
     def __init__(
@@ -203,19 +172,7 @@ def _coalition_text(mask: np.ndarray) -> str:
 def coalition_seed(seed: int, mask: np.ndarray) -> int:
     """Seed in [0, 2^31) of a coalition's refits, from ``seed`` and the coalition's mask alone.
 
-    A hash (BLAKE2b) of the seed and the mask's bytes: the same for a coalition wherever and
-    whenever it is scored, and unrelated between coalitions. 31 bits suit every estimator's
-    ``random_state`` (numpy's RandomState takes 32, some libraries a signed 32-bit int).
-
-    Parameters
-    ----------
-    seed : int
-        In [0, 2^64).
-    mask : bool ndarray of shape (d,)
-
-    Returns
-    -------
-    int
+    A BLAKE2b hash of ``seed`` and the mask (d,); 31 bits suit every library's ``random_state``.
 
     Examples
     --------
@@ -249,10 +206,8 @@ def cross_validated_score(
 ) -> float:
     """Mean score over ``folds`` of clones of ``model`` fitted on the columns ``mask`` of X.
 
-    A plain loop over the folds: ``cross_val_score``'s overhead is twice a small fit. An empty
-    ``mask`` fits on the first column (the constant predictor of v(∅) ignores it). ``seed`` (not
-    None) is set as every ``random_state`` parameter of the clones; ``single_threaded`` sets
-    their ``n_jobs`` parameters left at None to 1 (it changes no score).
+    A plain loop (``cross_val_score``'s overhead is twice a small fit); an empty ``mask`` fits the
+    first column for the constant predictor. ``seed`` and ``single_threaded`` as in :class:`RetrainGame`.
     """
     values = model.get_params(deep=True)
     params = {}
@@ -311,20 +266,17 @@ class _MarginalRegressor(RegressorMixin, _MarginalModel):
 class MarginalScoreGame(_ScoreGame):
     """v(S): score of a fitted model on (X, y) with the features outside S marginalised.
 
-    The model's predictions (regressors) or class probabilities (classifiers) for x_S completed by
-    each background row are averaged over the background, then scored; no model is refitted.
-    v(∅) scores the mean prediction over the background for every row.
+    Predictions (or class probabilities) are averaged over the background, then scored; no refits.
 
     Parameters
     ----------
     game : InterventionalGame
-        The fitted model (output "predict" or "probability"), the background, and the rows X
-        (n, d) the score is computed on, as its explained rows.
+        The model (output "predict" or "probability") and background; its explained rows are X (n, d).
     y : array-like of shape (n,)
     scoring : str, callable or None
-        A scorer name or callable (None: accuracy for classifiers, R² for regressors).
+        None: accuracy for classifiers, R² for regressors.
     classes : array or None
-        The classifier's ``classes_`` (None for a regressor).
+        The classifier's ``classes_``.
     """
 
     def __init__(self, game: InterventionalGame, y: Any, scoring: Any, classes: Any) -> None:
@@ -332,7 +284,7 @@ class MarginalScoreGame(_ScoreGame):
         self.game = game
         self.X = game.backend.to_numpy(game.x)
         self.y = y
-        wrapper = _MarginalRegressor(None) if classes is None else _MarginalClassifier(None, classes)
+        wrapper = _MarginalRegressor(None) if classes is None else _MarginalClassifier(None, classes)  # type: ignore[arg-type]
         self.scorer = check_scoring(wrapper, scoring=scoring)
         self.scoring = scoring
         self.classes = classes

@@ -1,11 +1,4 @@
-"""Raw tables as numbers for the games, and back to the model's DataFrame.
-
-The interventional game copies whole cells between rows; it does so on a float64 matrix. A
-:class:`TableCodec` makes that matrix from a DataFrame with string, category, bool and numeric
-columns (a non-numeric cell becomes the index of its level) and turns masked rows back into a
-DataFrame with the original columns and dtypes (categories and their levels kept) just before
-the model sees them, in the same large batches as numeric data.
-"""
+"""Raw tables as float64 codes for the games, and masked rows back to the model's DataFrame."""
 
 from __future__ import annotations
 
@@ -21,24 +14,20 @@ _NUMBER, _NULLABLE, _CATEGORY, _LEVELS = "number", "nullable", "category", "leve
 class TableCodec:
     """How the columns of a DataFrame are coded as float64 and decoded back.
 
-    Column kinds: numpy numbers and bools are their own codes; pandas nullable numbers
-    (``Int64``, ``Float64``, ``boolean``) too, with NaN for ``<NA>``; ``category`` columns are
-    coded by their category index, NaN when missing; any other column (strings, objects, pandas
-    ``str``) by the index of its value among the values seen so far, and a missing cell by
-    −1 − the index of its kind of missing value (None, NaN, ``pd.NA``: each decodes to itself).
+    Numbers and bools (nullable ones with NaN for ``<NA>``) are their own codes; categories their
+    category index; other columns the index of the value among those seen, a missing cell
+    −1 − the index of its kind of missing value (None, NaN, ``pd.NA`` each decode to themselves).
 
     Attributes
     ----------
-    columns : list
-        Column labels as the model knows them.
-    dtypes : list
-        Original dtype of each column.
+    columns, dtypes : list
+        Column labels and original dtypes.
     kinds : list of str
         How each column is coded.
     levels : list of ndarray or None
-        Values of each "levels" column, in order of first appearance (None for the other kinds).
+        Values of each "levels" column, in order of first appearance.
     missing : list of tuple or None
-        The kinds of missing value seen in each "levels" column (None, NaN, ``pd.NA``, …).
+        The kinds of missing value seen in each "levels" column.
 
     Examples
     --------
@@ -54,8 +43,8 @@ class TableCodec:
     columns: list
     dtypes: list
     kinds: list[str]
-    levels: list[np.ndarray | None]
-    missing: list[tuple | None]
+    levels: list[Any]  # ndarray for a "levels" column, None for the other kinds
+    missing: list[Any]  # tuple for a "levels" column, None for the other kinds
 
     @property
     def coded_columns(self) -> list:
@@ -74,18 +63,14 @@ class TableCodec:
         return codec.encode(frame)
 
     def encode(self, frame: Any, name: str = "X") -> tuple[TableCodec, np.ndarray]:
-        """Return the codec extended by levels first seen in ``frame``, and ``frame``'s codes (n, d).
-
-        The codec itself is left as it is (a fitted explainer's codec does not change in
-        ``explain``); codes of earlier data stay valid under the extended codec.
+        """Return a copy extended by levels first seen in ``frame``, and ``frame``'s codes (n, d).
 
         Raises
         ------
         TypeError
-            A column of another kind than in fit (strings where numbers were).
+            A column of another kind than in fit.
         ValueError
-            Values outside a category column's categories, or missing or fractional values in an
-            int or bool column.
+            Values outside a category column's categories; missing or fractional values in an int or bool column.
         """
         codes = np.empty((frame.shape[0], len(self.columns)))
         levels, missing = list(self.levels), list(self.missing)
@@ -120,36 +105,15 @@ class TableCodec:
         return (self if same else replace(self, levels=levels, missing=missing)), codes
 
     def aligned(self, frame: Any, background: np.ndarray, name: str = "X") -> tuple[TableCodec, np.ndarray]:
-        """Return a codec and background codes that give ``frame``'s columns their own dtypes.
+        """Return a codec and background codes (N, d) that give ``frame``'s columns their own dtypes.
 
-        The model must be explained on the rows as they were passed: where a column of ``frame``
-        has another dtype than in fit (``string`` for ``str``, ``object`` holding ``pd.NA``
-        where fit had ``None``, ``float64`` for ``int64``, categories in another order), the
-        background's cells are cast to that dtype and every column is coded anew. Where every
-        dtype is the fitted one, or ``frame`` is not a DataFrame of as many columns (the checks
-        that follow refuse it), this codec and ``background`` are returned as they are.
-
-        Parameters
-        ----------
-        frame : DataFrame of shape (n, d)
-            The rows to explain.
-        background : ndarray of shape (N, d)
-            The background's codes under this codec.
-        name : str, default="X"
-            Name used in error messages.
-
-        Returns
-        -------
-        codec : TableCodec
-        background : ndarray of shape (N, d)
-            ``background`` itself where no dtype changed.
+        So the model is explained on the rows as passed: where a column's dtype differs from fit's,
+        the background's cells are cast to it and coded anew; else this codec and ``background``.
 
         Raises
         ------
         TypeError
-            A background cell that the dtype of ``frame``'s column cannot hold (strings cast to
-            numbers, fractions to ints, values outside a category column's categories): the
-            message names the column.
+            Naming the column, a background cell that the new dtype cannot hold.
         """
         dtypes = list(getattr(frame, "dtypes", []))
         names = [str(c) for c in getattr(frame, "columns", [])]
@@ -182,12 +146,7 @@ class TableCodec:
         return frame
 
     def cells(self, codes: np.ndarray) -> np.ndarray:
-        """Return the cells of ``codes`` (n, d) as an object array, for display.
-
-        Numbers stay numbers (NaN when missing); a missing string or category cell is shown as
-        its text ("None", "nan", "<NA>"), so such a column holds strings only and shap's plots
-        label it by name.
-        """
+        """Return the cells of ``codes`` (n, d) as an object array for display (a missing level as its text)."""
         frame = self.decode(codes)
         cells = frame.astype(object).where(frame.notna(), np.nan).to_numpy(copy=True)
         for j, kind in enumerate(self.kinds):
@@ -198,11 +157,7 @@ class TableCodec:
         return cells
 
     def key_rows(self, codes: np.ndarray) -> np.ndarray:
-        """Return rows to key by content: the codes, with a hash of the value for a level's code.
-
-        For :func:`~sklearn_shapq.samplers.row_keys`. A level's code depends on the order values
-        were seen in; its hash does not, so a row gets the same key alone or in any batch.
-        """
+        """Return rows to key by content: the codes, with a level's code replaced by its value's hash (order-free)."""
         import pandas as pd
 
         rows = codes.copy()
@@ -226,13 +181,7 @@ class TableCodec:
 
 
 def refuse_inexact_integers(values: np.ndarray, name: str, column: Any = None) -> None:
-    """Refuse integers (as float64 ``values``) beyond 2^53, which float64 rows cannot hold exactly.
-
-    Raises
-    ------
-    ValueError
-        Naming the column: the model would get other numbers than were passed.
-    """
+    """Refuse, naming the column, integers beyond 2^53, which float64 rows cannot hold exactly."""
     if values.size and float(np.abs(values).max()) >= 2.0**53:  # 2^53 + 1 arrives as 2^53
         where = name if column is None else f"Column {column!r} of {name}"
         raise ValueError(
@@ -310,11 +259,7 @@ def _kind(dtype: Any, column: Any = None) -> str:
 
 
 def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
-    """Category codes (float, −1 if missing) of ``column`` under the fitted ``dtype``.
-
-    Another categorical dtype, strings or objects are recoded to the fitted categories (as the
-    models do); a value that is not one of them is an error that lists them.
-    """
+    """Category codes (float, −1 if missing) of ``column`` under the fitted ``dtype``; other values are an error."""
     import pandas as pd
 
     same = str(column.dtype) == "category" and column.dtype.categories.equals(dtype.categories)
@@ -332,11 +277,7 @@ def _category_codes(column: Any, dtype: Any, what: str) -> np.ndarray:
 def _level_codes(
     column: Any, levels: np.ndarray, missing: tuple, what: str = "A column"
 ) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Codes of a "levels" column's cells, with the levels and kinds of missing value extended by new ones.
-
-    Equal values of other types (1, True and 1.0; "a" and numpy's "a") are levels of their own:
-    each decodes to itself.
-    """
+    """Codes of a "levels" column's cells, extending the levels (1, True and 1.0 are three) and missing kinds."""
     import pandas as pd
 
     cells = column.to_numpy(dtype=object)

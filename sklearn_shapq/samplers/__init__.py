@@ -1,16 +1,10 @@
-"""Samplers: permutations (as orderings) and keyed randomness for the estimators; they know nothing of models.
-
-``ORDERING_SOURCES`` registers every permutation sampler by name; ``sample_permutations`` draws a
-weighted set of orderings with any of them; ``mallows_kernel`` and ``discrepancy`` measure how
-well a set covers the permutations (the paper's Eq. 8); ``keyed_orderings`` is the keyed bijective
-generator, identical on cpu and cuda; ``row_keys`` and ``KeyedStream`` key every draw by a row's
-content, so that a row's estimate never depends on its position in a batch.
-"""
+"""Samplers: permutations (as orderings), their discrepancy, and randomness keyed by a row's content."""
 
 from sklearn_shapq.samplers._api import sample_permutations
 from sklearn_shapq.samplers._coalitions import sized_coalitions
 from sklearn_shapq.samplers._keyed import (
     KeyedStream,
+    draw_seed,
     keyed_orderings,
     keyed_uniforms,
     row_keys,
@@ -24,7 +18,6 @@ from sklearn_shapq.samplers._sources import (
     ORDERING_SOURCES,
     OrderingSource,
     make_source,
-    register_source,
 )
 
 __all__ = [
@@ -34,6 +27,7 @@ __all__ = [
     "KeyedStream",
     "OrderingSource",
     "discrepancy",
+    "draw_seed",
     "keyed_distinct_items",
     "keyed_orderings",
     "keyed_sized_coalitions",
@@ -41,7 +35,6 @@ __all__ = [
     "make_source",
     "mallows_kernel",
     "mallows_mean",
-    "register_source",
     "row_keys",
     "split_keys",
     "sample_permutations",

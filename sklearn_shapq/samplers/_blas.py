@@ -47,9 +47,8 @@ def _one_blas_thread() -> Iterator[None]:
 def single_threaded_blas(function: Callable) -> Callable:
     """Run ``function`` with one BLAS thread.
 
-    Greedy design steps and per-row QR factorisations are many small products and solves: BLAS
-    threads only add wake-up latency (20x slower when numpy's and scipy's OpenBLAS pools compete
-    for two cores).
+    Greedy design steps and per-row QR factorisations are many small products and solves, for which
+    BLAS threads only add wake-up latency.
     """
 
     @functools.wraps(function)

@@ -12,18 +12,13 @@ from sklearn_shapq.samplers._keyed import uniform_ranks
 def sized_coalitions(uniforms: Any, sizes: Any, excluded: Any = None, xp: Any = np) -> Any:
     """Coalitions uniform among those of the given sizes: the ``sizes[r]`` players of smallest draw.
 
-    The one draw of sized coalitions in the package (stratified sampling, CMCS, SVARM).
-
     Parameters
     ----------
     uniforms : float array of shape (r, d)
-        i.i.d. uniform draws, one per player.
     sizes : int array of shape (r,)
-        Size of each coalition.
     excluded : int array of shape (r,), optional
-        A player that is never in coalition r (its draw counts as +∞), for samples of N ∖ {i}.
+        A player never in coalition r, for samples of N ∖ {i}.
     xp : module, default=numpy
-        Array namespace of the arrays (numpy or cupy).
 
     Returns
     -------

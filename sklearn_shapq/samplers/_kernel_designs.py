@@ -1,14 +1,6 @@
-"""Greedy kernel designs on permutations: kernel herding and sequential Bayesian quadrature (SBQ).
+"""Greedy kernel designs on permutations under the Mallows kernel: kernel herding and sequential Bayesian quadrature.
 
-Both pick, at every step, the best of a few uniform random candidate orderings under the Mallows
-kernel (spec: permutation_sampling.md §2.7–§2.8). Candidate scoring is one matrix product of ±1
-pair-sign features per step; SBQ keeps a Cholesky factor of the Gram matrix that grows by one row
-per step, so a step costs one triangular solve instead of a fresh factorisation.
-
-SBQ's solves and products are written out (:func:`solve_lower`, numpy reductions) instead of
-calling BLAS: with OpenBLAS 0.3.30, ``scipy.linalg.solve_triangular`` gave different last bits
-for the same inputs in the main thread and in a worker thread (most likely its kernels follow
-the buffers' alignment), so an explain run from a thread differed from the same run alone.
+Each step keeps the best of a few uniform candidates. SBQ's solves avoid BLAS, whose last bits differed by thread.
 """
 
 from __future__ import annotations
@@ -32,9 +24,7 @@ _STEPS_PER_DRAW = 64
 
 @numba.njit(cache=True)
 def solve_lower(lower: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """X with ``lower @ X = rhs`` for a lower-triangular (t, t) matrix and rhs (t, m), in a fixed order.
-
-    Forward substitution, one column at a time: the same bits in any thread.
+    """X with ``lower @ X = rhs`` (t, t), (t, m) by forward substitution: the same bits in any thread.
 
     Examples
     --------
@@ -72,21 +62,7 @@ def _greedy_design(n: int, n_features: int, draw: CandidateSource, pick: Callabl
 def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) -> np.ndarray:
     """Kernel herding: step t keeps the candidate with the smallest Σ_{s<t} K(candidate, chosen_s).
 
-    The first pick is the first candidate (all candidates tie on an empty set), which is uniform.
-
-    Parameters
-    ----------
-    n : int
-        Orderings to choose.
-    n_features : int
-    draw : callable
-        Candidate source, see :data:`CandidateSource`.
-    lam : float
-        Mallows bandwidth.
-
-    Returns
-    -------
-    int32 array of shape (n, n_features)
+    ``draw`` is a :data:`CandidateSource`; returns int32 orderings (n, n_features).
     """
 
     def pick(t: int, options: np.ndarray, chosen: np.ndarray) -> int:
@@ -99,11 +75,8 @@ def herding_orderings(n: int, n_features: int, draw: CandidateSource, lam: float
 def sbq_orderings(n: int, n_features: int, draw: CandidateSource, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Sequential Bayesian quadrature with normalised weights.
 
-    The posterior variance of the integral is μ − μ² 1ᵀK⁻¹1 (z = μ 1 by invariance), so step t
-    keeps the candidate that most increases 1ᵀK⁻¹1: with K = L Lᵀ, a = K⁻¹1, a candidate's kernel
-    column k and Schur complement s = 1 − ‖L⁻¹k‖², the gain is (1 − kᵀa)² / s. The final weights
-    K⁻¹1 are normalised to sum to 1 (which keeps efficiency exact and reproduces the paper's
-    Table 4; raw BQ weights shrink estimates toward 0).
+    Step t keeps the candidate that most increases 1ᵀK⁻¹1, gain (1 − kᵀa)² / s (a = K⁻¹1, s the
+    Schur complement). The weights K⁻¹1 are normalised to sum to 1, which keeps efficiency exact.
 
     Returns
     -------

@@ -1,9 +1,4 @@
-"""Keyed randomness: orderings, normals and uniforms addressed by (seed or row key, counter).
-
-Ordering number ``c`` of a seed is the VariablePhilox permutation keyed by (seed, c): any block of
-counters can be generated on its own, in any order, on the cpu or the cuda backend, and gives the
-same orderings bit for bit.
-"""
+"""Keyed randomness: orderings, normals and uniforms addressed by (seed or row key, counter), equal on every backend."""
 
 from __future__ import annotations
 
@@ -12,26 +7,13 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.backends._feistel import _GOLDEN, _ONE, ROUNDS, _mix64, ordering_keys
+from sklearn_shapq.backends import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys, resolve_backend
 
 
 def keyed_orderings(seed: int, counters: Any, n_features: int, backend: Any = None) -> Any:
     """Uniform orderings number ``counters`` of ``seed``.
 
-    Parameters
-    ----------
-    seed : int
-        In [0, 2^64).
-    counters : int array of shape (P,)
-        Global ordering numbers, on the backend's device.
-    n_features : int
-    backend : backend or None
-        None means the cpu backend.
-
-    Returns
-    -------
-    int32 array of shape (P, n_features) on the backend
+    ``seed`` in [0, 2^64), ``counters`` (P,) on ``backend`` (None: the cpu backend); returns int32 (P, n_features).
 
     Examples
     --------
@@ -54,14 +36,9 @@ def draw_seed(rng: np.random.Generator) -> int:
 def counter_normals(seed: int, counters: np.ndarray, size: int) -> np.ndarray:
     """``size`` standard normal numbers for each counter, from (seed, counter) alone (host numpy).
 
-    The 32-bit words of :func:`~sklearn_shapq.backends._feistel.ordering_keys` (SplitMix64 outputs)
-    are paired into 53-bit uniforms in (0, 1) and mapped through the normal inverse CDF.
-
-    Returns
-    -------
-    float64 ndarray of shape (len(counters), size)
+    Pairs of SplitMix64 words make 53-bit uniforms, mapped through the normal inverse CDF; shape (len(counters), size).
     """
-    keys_per_counter = -(-2 * size // ROUNDS)
+    keys_per_counter = -(-2 * size // FEISTEL_ROUNDS)
     per_counter = np.uint64(keys_per_counter)  # uint64 arithmetic wraps: counters may be row keys plus offsets
     expanded = (
         np.asarray(counters).astype(np.uint64)[:, None] * per_counter + np.arange(per_counter, dtype=np.uint64)
@@ -74,19 +51,8 @@ def counter_normals(seed: int, counters: np.ndarray, size: int) -> np.ndarray:
 def row_keys(seed: int, rows: np.ndarray) -> np.ndarray:
     """64-bit key of every row from ``seed`` and the row's values alone.
 
-    Equal rows get equal keys wherever they stand, so whatever is drawn from a row's key (its
-    orderings, coalitions, q-grid masks) does not depend on the row's position, batch or chunk.
-    -0.0 and 0.0 are one value, and so are all NaNs.
-
-    Parameters
-    ----------
-    seed : int
-        In [0, 2^64).
-    rows : float array of shape (B, d)
-
-    Returns
-    -------
-    uint64 ndarray of shape (B,)
+    Equal rows get equal keys wherever they stand; -0.0 and 0.0 are one value, and so are all NaNs.
+    ``rows`` (B, d) give uint64 keys (B,).
 
     Examples
     --------
@@ -98,26 +64,16 @@ def row_keys(seed: int, rows: np.ndarray) -> np.ndarray:
     values = np.asarray(rows, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
     values = np.ascontiguousarray(np.where(np.isnan(values), np.nan, values))
     bits = values.view(np.uint64)
-    key = np.full(values.shape[0], _mix64(np.array([seed], dtype=np.uint64))[0], dtype=np.uint64)
+    key = np.full(values.shape[0], mix64(np.array([seed], dtype=np.uint64))[0], dtype=np.uint64)
     for column in bits.T:  # a loop over features: each step mixes one column of every row
-        key = _mix64((key ^ column) + _GOLDEN)
+        key = mix64((key ^ column) + GOLDEN_RATIO_64)
     return key
 
 
 def keyed_uniforms(keys: Any, counters: Any, xp: Any = np) -> Any:
     """Uniform numbers in (0, 1] addressed by (key, counter): draw c of key k is the same anywhere.
 
-    Draw c of key k is SplitMix64's output at state k + (c + 1) · γ, its top 53 bits as a float.
-
-    Parameters
-    ----------
-    keys : uint64 array of shape (r,)
-    counters : integer array of shape (r, c)
-        Non-negative draw numbers of each key.
-
-    Returns
-    -------
-    float64 array of shape (r, c)
+    SplitMix64's output at state k + (c + 1) · γ, top 53 bits; ``keys`` (r,), ``counters`` (r, c) → (r, c).
 
     Examples
     --------
@@ -126,8 +82,11 @@ def keyed_uniforms(keys: Any, counters: Any, xp: Any = np) -> Any:
     >>> bool((keyed_uniforms(keys[1:], np.array([[2, 3]])) == u[1, 2:]).all()), bool(((0 < u) & (u < 1)).all())
     (True, True)
     """
-    state = xp.asarray(keys, dtype=xp.uint64)[:, None] + (xp.asarray(counters).astype(xp.uint64) + _ONE) * _GOLDEN
-    return ((_mix64(state) >> np.uint64(11)).astype(xp.float64) + 0.5) * 2.0**-53
+    state = (
+        xp.asarray(keys, dtype=xp.uint64)[:, None]
+        + (xp.asarray(counters).astype(xp.uint64) + UINT64_ONE) * GOLDEN_RATIO_64
+    )
+    return ((mix64(state) >> np.uint64(11)).astype(xp.float64) + 0.5) * 2.0**-53
 
 
 def substream_keys(keys: np.ndarray, purpose: int | np.ndarray) -> np.ndarray:
@@ -146,8 +105,8 @@ def substream_keys(keys: np.ndarray, purpose: int | np.ndarray) -> np.ndarray:
     purposes = np.asarray(purpose, dtype=np.uint64)
     keys = np.asarray(keys, dtype=np.uint64)
     keys = keys.reshape(keys.shape + (1,) * purposes.ndim)
-    mixed = _mix64(purposes.reshape(-1) + np.uint64(1)).reshape(purposes.shape)  # 1-d: no scalar overflow warnings
-    return _mix64(keys ^ mixed)
+    mixed = mix64(purposes.reshape(-1) + np.uint64(1)).reshape(purposes.shape)  # 1-d: no scalar overflow warnings
+    return mix64(keys ^ mixed)
 
 
 SPLIT_PURPOSES = 2**32
@@ -157,8 +116,7 @@ SPLIT_PURPOSES = 2**32
 def split_keys(keys: np.ndarray, n_parts: int) -> np.ndarray:
     """Keys of ``n_parts`` games into which each keyed game is split, flat and key-major.
 
-    Part j of key k is ``substream_keys(k, SPLIT_PURPOSES + j)``: independent of the key's other
-    streams, and of the position of k among ``keys``.
+    Part j of key k is ``substream_keys(k, SPLIT_PURPOSES + j)``.
 
     Examples
     --------
@@ -168,23 +126,19 @@ def split_keys(keys: np.ndarray, n_parts: int) -> np.ndarray:
     ((6,), True)
     """
     purposes = np.uint64(SPLIT_PURPOSES + 1) + np.arange(n_parts, dtype=np.uint64)
-    return _mix64(np.asarray(keys, dtype=np.uint64)[:, None] ^ _mix64(purposes)[None, :]).reshape(-1)
+    return mix64(np.asarray(keys, dtype=np.uint64)[:, None] ^ mix64(purposes)[None, :]).reshape(-1)
 
 
 class KeyedStream:
     """Sequences of uniform draws, one per game, each addressed by its game's key alone.
 
-    Every call takes ``size`` draws for each entry of ``games`` from that game's sequence, in
-    order (a game listed twice gets two consecutive blocks), so a game's draws depend only on its
-    key and on how many draws it took before: never on which other games share the call. Keys,
-    positions, games and draws live in the array namespace ``xp`` (numpy or cupy), and the draws
-    are bit-identical in any of them.
+    A call takes ``size`` draws for each entry of ``games`` from that game's sequence, so a game's
+    draws never depend on the other games of the call; bit-identical in every namespace ``xp``.
 
     Parameters
     ----------
     keys : uint64 array of shape (n_games,)
     xp : module, default=numpy
-        Array namespace of the draws (``keys`` is copied there).
 
     Examples
     --------
@@ -236,12 +190,6 @@ class KeyedStream:
 
 def uniform_ranks(uniforms: Any, xp: Any = np) -> Any:
     """Rank of every entry within its row: a uniform permutation for i.i.d. uniform rows.
-
-    Parameters
-    ----------
-    uniforms : float array of shape (..., d)
-    xp : module, default=numpy
-        Array namespace of ``uniforms``.
 
     Examples
     --------

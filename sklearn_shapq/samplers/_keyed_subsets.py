@@ -1,11 +1,6 @@
-"""Keyed draws without replacement, by numba kernels: distinct items of a list, coalitions of one size.
+"""Keyed draws without replacement by numba kernels, O(n) per key: distinct list items, coalitions of one size.
 
-Every draw of key k is :func:`~sklearn_shapq.samplers.keyed_uniforms`' uniform of k at the next
-counter (the kernels and the numpy function give the same numbers), so a key's draws depend on the
-key alone, never on the other keys of the call. The kernels cost O(n) per key for n items (a
-coalition: O(d)), where sorting keyed uniforms over the whole list costs O(list) per key: Leverage
-SHAP draws a design for every game, and split by background row that is N designs per explained
-row.
+The draws are :func:`~sklearn_shapq.samplers.keyed_uniforms`' own, so a key's draws depend on it alone.
 """
 
 from __future__ import annotations
@@ -82,8 +77,7 @@ def _sized_coalitions_kernel(
 def keyed_distinct_items(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
     """``n`` distinct items of ``range(n_items)`` for each key, in the order drawn: (B, n) int64.
 
-    Uniform among the ordered samples without replacement: rejection on a bitmap when ``n`` is at
-    most half the list, else a partial Fisher-Yates shuffle.
+    Rejection on a bitmap when ``n`` is at most half the list, else a partial Fisher-Yates shuffle.
 
     Examples
     --------
@@ -102,10 +96,8 @@ def keyed_distinct_items(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
 def keyed_sized_coalitions(keys: np.ndarray, d: int, size: Any, n: Any, with_first: Any = False) -> np.ndarray:
     """``n`` independent coalitions of ``size`` players of d for each key: (B, n, d) bool.
 
-    Each is uniform among the coalitions of that size (those that contain player 0 when
-    ``with_first``). Several classes in one call: ``keys`` of shape (B, C) and ``size``, ``n`` and
-    ``with_first`` of shape (C,) give (B, n[0] + … + n[C − 1], d), class c's coalitions drawn from
-    ``keys[:, c]`` after those of the classes before it (each as its own call would draw them).
+    Uniform among those of that size (holding player 0 when ``with_first``). With ``keys`` (B, C)
+    and ``size``, ``n``, ``with_first`` of shape (C,), the C classes are concatenated.
 
     Examples
     --------

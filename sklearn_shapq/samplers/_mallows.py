@@ -1,9 +1,4 @@
-"""The Mallows kernel on permutations, its mean under the uniform law, and the discrepancy (Eq. 8).
-
-Permutations are stored as orderings (``p[k]`` = feature that joins at step k). The kernel compares
-their rank vectors ``r = argsort(p)`` (``r[i]`` = position of feature i): comparing the ordering
-arrays themselves would measure an irrelevant geometry (spec: permutation_sampling.md §7.1).
-"""
+"""The Mallows kernel on rank vectors, its uniform mean, and the discrepancy (Mitchell et al. 2022, Eq. 8)."""
 
 from __future__ import annotations
 
@@ -19,17 +14,8 @@ DEFAULT_LAMBDA = 4.0
 def sign_features(orderings: np.ndarray) -> np.ndarray:
     """±1 features of feature pairs: ``F[:, (i, j)] = sign(r_i − r_j)`` for i < j on rank vectors.
 
-    Two orderings disagree on ``n_dis = (C − F_a · F_b) / 2`` pairs, ``C = d (d − 1) / 2``, so a
-    Gram matrix of Kendall distances is one matrix product.
-
-    Parameters
-    ----------
-    orderings : int array of shape (n, d)
-
-    Returns
-    -------
-    array of shape (n, C)
-        float32 while C < 2^24 (dot products of ±1 stay exact), else float64.
+    Orderings (n, d) → (n, C), C = d (d − 1) / 2: a Gram matrix of Kendall distances is one
+    product, n_dis = (C − F_a · F_b) / 2. float32 while C < 2^24 (exact), else float64.
     """
     orderings = check_orderings(orderings)
     n, d = orderings.shape
@@ -75,19 +61,8 @@ def gram_from_features(features_a: np.ndarray, features_b: np.ndarray, lam: floa
 def mallows_kernel(orderings_a: np.ndarray, orderings_b: np.ndarray, lam: float = DEFAULT_LAMBDA) -> np.ndarray:
     """Gram matrix of the normalised Mallows kernel K(σ, σ′) = exp(−λ n_dis(σ, σ′) / C).
 
-    n_dis counts the feature pairs whose relative order differs (the Kendall distance of the rank
-    vectors) and C = d (d − 1) / 2, so K(σ, σ) = 1 and K(σ, reverse σ) = e^{−λ}.
-
-    Parameters
-    ----------
-    orderings_a : int array of shape (n_a, d)
-    orderings_b : int array of shape (n_b, d)
-    lam : float, default=4.0
-        Bandwidth λ >= 0.
-
-    Returns
-    -------
-    ndarray of shape (n_a, n_b)
+    n_dis is the Kendall distance of the rank vectors and C = d (d − 1) / 2. Orderings (n_a, d)
+    and (n_b, d) give (n_a, n_b); ``lam`` is λ >= 0.
 
     Examples
     --------
@@ -105,8 +80,7 @@ def mallows_kernel(orderings_a: np.ndarray, orderings_b: np.ndarray, lam: float 
 def mallows_mean(n_features: int, lam: float = DEFAULT_LAMBDA) -> float:
     """E_{σ′ ~ uniform} K(σ, σ′), the same for every σ.
 
-    μ_d(λ) = Π_{j=1}^{d} (1 − e^{−λ j / C}) / (j (1 − e^{−λ / C})), from the generating function of
-    the inversion count; evaluated in log space (stable for large d).
+    μ_d(λ) = Π_{j=1}^{d} (1 − e^{−λ j / C}) / (j (1 − e^{−λ / C})), in log space.
 
     Examples
     --------
@@ -130,16 +104,7 @@ def discrepancy(orderings: np.ndarray, weights: np.ndarray | None = None, *, lam
     D² = μ (1 − 2 Σ w) + wᵀ K w, with μ = :func:`mallows_mean`; ``|estimate − truth| <= D · ‖f‖_K``
     for any f on permutations.
 
-    Parameters
-    ----------
-    orderings : int array of shape (n, d)
-    weights : array of shape (n,) or None
-        None means 1/n each.
-    lam : float, default=4.0
-
-    Returns
-    -------
-    float
+    ``orderings`` (n, d); ``weights`` (n,) or None for 1/n each.
 
     Examples
     --------

@@ -1,20 +1,7 @@
-"""Ordering sources: the orderings each explained row walks, addressed by the row's key.
+"""Ordering sources: the orderings of any rows (by key) and any range of sampling units, registered by name.
 
-A source hands out the orderings of any block of rows and any range of sampling units, so the walk
-can run block by block (bounded memory, optional early stopping) with the same values whatever the
-blocking. Each sampler is one class registered by name in :data:`ORDERING_SOURCES`:
-
-* per-row sources ("mc", "antithetic", "orthogonal") address every ordering by (seed, row key,
-  index) through the keyed generator or counter-based normals: a row's orderings depend on its
-  values, never on its position in a batch, and equal rows walk equal orderings;
-* shared designs ("sobol", "herding", "sbq") are built once per call and walked by every row:
-  their construction (scrambling, greedy kernel steps) costs far more per set than a keyed ordering.
-
-A *unit* is the independent sampling unit that standard errors are computed over: an ordering
-(mc), an antithetic pair, an orthogonal block of 2 (d − 1) orderings (or a pair when fewer than two
-blocks fit, a conservative choice since pairs of one block are negatively correlated), and one
-ordering of a shared design (again conservative: the design's orderings are negatively correlated,
-so treating them as independent over-states the error).
+Per-row sources ("mc", "antithetic", "orthogonal") key every ordering by the row; shared designs
+("sobol", "herding", "sbq") are built once per call and walked by every row.
 """
 
 from __future__ import annotations
@@ -26,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sklearn_shapq._registry import Registry, register
 from sklearn_shapq.samplers._kernel_designs import herding_orderings, sbq_orderings, sbq_weights
 from sklearn_shapq.samplers._keyed import counter_normals, keyed_orderings
 from sklearn_shapq.samplers._mallows import DEFAULT_LAMBDA
@@ -35,36 +23,26 @@ DEFAULT_CANDIDATES = 25
 """Uniform candidates per greedy step of herding and SBQ (the paper's value)."""
 
 SBQ_MAX_PERMUTATIONS = 2000
-"""Largest SBQ design: its greedy steps cost O(n²) each (about 6 s for 2000 orderings)."""
+"""Largest SBQ design: its greedy steps cost O(n²) each (``benchmarks/bench_discrepancy.py`` times them)."""
 
 MAX_ENUMERATED_FEATURES = 8
 """Herding and SBQ enumerate all d! orderings instead of choosing n >= d! greedily, up to this d."""
+
+ORDERING_SOURCES: Registry[OrderingSource] = Registry("ordering source")
+"""Every ordering source (permutation sampler), by name."""
 
 
 class OrderingSource(ABC):
     """Orderings of every explained row of one call, cut into sampling units.
 
-    Parameters
-    ----------
-    n_orderings : int
-        Orderings per explained row.
-    n_features : int
-        Number of players d (at least 2).
-    seed : int
-        Seed of the call, in [0, 2^64).
-    lam : float
-        Mallows bandwidth (kernel designs).
-    n_candidates : int
-        Candidates per greedy step (kernel designs).
-
-    Attributes
-    ----------
-    unit_size : int
-        Orderings per unit: unit u holds orderings u · unit_size … min((u + 1) · unit_size, n) − 1
-        (only the last unit may be shorter). Nothing of size n is held, whatever the budget.
+    ``n_orderings`` per row over ``n_features`` (>= 2) players, ``seed`` in [0, 2^64); ``lam`` and
+    ``n_candidates`` serve the kernel designs. ``unit_size`` is the orderings per unit.
     """
 
     name: ClassVar[str]
+    """The registered name (also that of its walk among the Shapley algorithms)."""
+    registry: ClassVar[Registry[OrderingSource]] = ORDERING_SOURCES
+    """Where :func:`sklearn_shapq.register` puts a subclass: :data:`ORDERING_SOURCES`."""
     orderings_per_step: ClassVar[int] = 1
     """Orderings a budget buys at once (2 for samplers of reversed pairs)."""
     shared_design: ClassVar[bool] = False
@@ -114,16 +92,7 @@ class OrderingSource(ABC):
     def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
         """Orderings of units ``first_unit`` … ``last_unit − 1`` for the rows with ``keys``.
 
-        Parameters
-        ----------
-        keys : uint64 ndarray of shape (B,)
-            Row keys (:func:`~sklearn_shapq.samplers.row_keys`).
-        first_unit, last_unit : int
-        backend : ArrayBackend
-
-        Returns
-        -------
-        int array of shape (B, n, d) on the backend, n the orderings of those units.
+        ``keys`` (B,) are row keys; returns (B, n, d) on ``backend``, n the orderings of those units.
         """
 
     def _range(self, first_unit: int, last_unit: int) -> tuple[int, int]:
@@ -144,17 +113,7 @@ class OrderingSource(ABC):
         return False
 
 
-ORDERING_SOURCES: dict[str, type[OrderingSource]] = {}
-"""Every permutation sampler, by name."""
-
-
-def register_source(cls: type[OrderingSource]) -> type[OrderingSource]:
-    """Class decorator: make an ordering source available under its ``name``."""
-    ORDERING_SOURCES[cls.name] = cls
-    return cls
-
-
-@register_source
+@register
 class MonteCarloSource(OrderingSource):
     """Sampler "mc": i.i.d. uniform orderings from the keyed bijective generator, one unit each."""
 
@@ -175,7 +134,7 @@ class MonteCarloSource(OrderingSource):
         return xp.ascontiguousarray(keyed[:, offset : offset + stop - start])
 
 
-@register_source
+@register
 class AntitheticSource(MonteCarloSource):
     """Sampler "antithetic": a keyed ordering and its reverse, one unit per pair (an odd count ends alone)."""
 
@@ -188,7 +147,7 @@ class AntitheticSource(MonteCarloSource):
         self.unit_size = 2
 
 
-@register_source
+@register
 class OrthogonalSource(OrderingSource):
     """Sampler "orthogonal": orthogonal spherical codes, blocks of 2 (d − 1) orderings from an orthonormal basis.
 
@@ -205,11 +164,7 @@ class OrthogonalSource(OrderingSource):
         self.unit_size = unit
 
     def orderings(self, keys: np.ndarray, first_unit: int, last_unit: int, backend: Any) -> Any:
-        """Build the orderings from only the Gaussian columns they need.
-
-        Column j of the Gaussian matrix of block b of the row with key K comes from counter
-        (K + b) · (d − 1) + j, so any range gives the same orderings.
-        """
+        """Build the orderings from the Gaussian columns they need (counter (K + b) · (d − 1) + j: any range agrees)."""
         start, stop = self._range(first_unit, last_unit)
         size, m = self.block_size, self.n_features - 1
         first = start // size
@@ -258,7 +213,7 @@ class DesignSource(OrderingSource):
         return backend.xp.broadcast_to(block[None], (len(keys), stop - start, self.n_features))
 
 
-@register_source
+@register
 class SobolSource(DesignSource):
     """Sampler "sobol": scrambled Sobol points on S^{d−2} by the corrected polar map (alternating pairs at d = 2)."""
 
@@ -286,8 +241,7 @@ def is_enumerated(n: int, d: int) -> bool:
 def enumerated_orderings(n: int, d: int, rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All d! orderings in a random order, cycled to n rows; each permutation gets 1/d! in total.
 
-    The weights depend only on (n, d). A prefix shorter than d! is a uniform sample without
-    replacement, so early stopping stays unbiased with uniform weights.
+    A prefix is a uniform sample without replacement, so early stopping stays unbiased.
     """
     every = np.array(list(itertools.permutations(range(d))), dtype=np.int32)
     if rng is not None:
@@ -339,7 +293,7 @@ class KernelDesignSource(DesignSource):
         return len(totals) == math.factorial(d) and np.allclose(totals, 1.0 / math.factorial(d), rtol=1e-9)
 
 
-@register_source
+@register
 class HerdingSource(KernelDesignSource):
     """Sampler "herding": kernel herding with the Mallows kernel (uniform weights)."""
 
@@ -351,7 +305,7 @@ class HerdingSource(KernelDesignSource):
         return herding_orderings(n, self.n_features, draw, self.lam), np.full(n, 1.0 / n)
 
 
-@register_source
+@register
 class SBQSource(KernelDesignSource):
     """Sampler "sbq": sequential Bayesian quadrature with the Mallows kernel (Bayesian-quadrature weights)."""
 
@@ -384,7 +338,7 @@ class SBQSource(KernelDesignSource):
 
 
 def make_source(
-    method: str,
+    name: str,
     n_orderings: int,
     n_features: int,
     seed: int,
@@ -392,5 +346,5 @@ def make_source(
     lam: float = DEFAULT_LAMBDA,
     n_candidates: int = DEFAULT_CANDIDATES,
 ) -> OrderingSource:
-    """Build the ordering source ``method`` of one call (shared designs are generated here)."""
-    return ORDERING_SOURCES[method](n_orderings, n_features, seed, lam=lam, n_candidates=n_candidates)
+    """Build the ordering source ``name`` of one call (shared designs are generated here)."""
+    return ORDERING_SOURCES[name](n_orderings, n_features, seed, lam=lam, n_candidates=n_candidates)

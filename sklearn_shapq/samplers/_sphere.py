@@ -1,9 +1,6 @@
-"""Permutations from points on the sphere S^{d−2}: orthogonal spherical codes and Sobol points.
+"""Permutations from points on S^{d−2}: orthogonal spherical codes and Sobol points (Mitchell et al. 2022).
 
-A point y of S^{d−2} ⊂ R^{d−1} is embedded in the zero-sum hyperplane of R^d by the orthonormal
-basis Û (rows (1, …, 1, −k, 0, …) / sqrt(k (k + 1))), and its ordering is ``argsort(Ûᵀ y)``:
-uniform points give uniform permutations, antipodes give reversed orderings (spec:
-permutation_sampling.md §2.9–§2.11). Arrays here are plain numpy: designs are built on the host.
+A point y gives the ordering ``argsort(Ûᵀ y)`` (Û a basis of the zero-sum hyperplane); built on the host.
 """
 
 from __future__ import annotations
@@ -49,20 +46,9 @@ def sphere_orderings(points: np.ndarray) -> np.ndarray:
 def orthogonal_orderings(gaussians: np.ndarray) -> np.ndarray:
     """Orthogonal spherical codes: each Gaussian matrix gives one block of orderings.
 
-    The Q factor of a Gaussian square matrix, with the signs of R's diagonal moved into it, is a
-    Haar-random orthonormal basis of R^{d−1}. Each basis vector and its antipode become an
-    ordering and its reverse, stored next to each other (pair i = rows 2i and 2i + 1). A matrix
-    of only its first k columns gives the first k vectors of that same basis (Gram–Schmidt order),
-    so a block can be cut short without building all of it.
-
-    Parameters
-    ----------
-    gaussians : array of shape (..., d − 1, k), k <= d − 1
-        i.i.d. standard normal entries, one matrix per block (d − 1 columns for a whole block).
-
-    Returns
-    -------
-    int32 array of shape (..., 2 k, d)
+    The sign-corrected Q factor of each Gaussian matrix (..., d − 1, m), m <= d − 1, is a Haar
+    basis; each vector and its antipode give an ordering and its reverse (rows 2i, 2i + 1), so
+    the result is int32 (..., 2 m, d). The first m columns give the first m vectors of a block.
     """
     q, r = np.linalg.qr(gaussians)
     signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
@@ -87,9 +73,7 @@ def polar_inverse_cdf(u: np.ndarray, power: int) -> np.ndarray:
 def polar_to_cartesian(angles: np.ndarray) -> np.ndarray:
     """Map m − 1 generalised polar angles (the last one the azimuth) to unit vectors of R^{m}.
 
-    x_i = Π_{j<i} sin φ_j · cos φ_i for i <= m − 1 and x_m = Π_{j<m} sin φ_j. This is the
-    corrected form of the paper's Algorithm 4, whose condition ``i < d − 2`` leaves points off the
-    sphere and permutations biased.
+    The corrected form of Mitchell et al.'s Algorithm 4, whose ``i < d − 2`` leaves points off the sphere.
     """
     n, n_angles = angles.shape
     sines = np.concatenate([np.ones((n, 1)), np.cumprod(np.sin(angles), axis=1)], axis=1)
@@ -100,8 +84,7 @@ def polar_to_cartesian(angles: np.ndarray) -> np.ndarray:
 def sobol_sphere_points(n: int, n_features: int, rng: np.random.Generator) -> np.ndarray:
     """N scrambled-Sobol points of S^{d−2} mapped by the area-preserving polar map, shape (n, d − 1).
 
-    Needs d >= 3. The Sobol points are scrambled (Owen's LMS + digital shift) from ``rng``, which
-    makes every point uniform on the sphere, so the estimates are unbiased.
+    Needs d >= 3; scrambled (LMS + digital shift) from ``rng``, so every point is uniform.
     """
     n_angles = n_features - 2
     with warnings.catch_warnings():  # balance properties need powers of 2; uniformity does not

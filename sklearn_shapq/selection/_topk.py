@@ -15,17 +15,19 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
-from sklearn_shapq._explanation import explanation_data, make_explanation
 from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq._random import make_generator
+from sklearn_shapq._row_explainer import RowExplainerMixin, background_subsample
 from sklearn_shapq._validation import (
     BATCH_SIZE,
     DEVICE,
     MAX_EVALS,
+    N_FEATURES_TO_SELECT,
     N_JOBS,
     PROGRESS,
     RANDOM_STATE,
+    RENAMED,
     RegistryNames,
     check_table,
     default_feature_names,
@@ -34,6 +36,9 @@ from sklearn_shapq._validation import (
     is_class_target,
     missing_value_policy,
     refuse_missing_values,
+    renamed,
+    renamed_parameter,
+    selected_count,
 )
 from sklearn_shapq.algorithms import TOPK_ALGORITHMS, TopKResult, top_k_shapley
 from sklearn_shapq.backends import CpuBackend, resolve_backend
@@ -46,17 +51,17 @@ from sklearn_shapq.games import (
     MarginalScoreGame,
     RetrainGame,
     make_model_function,
+    takes_missing_values,
 )
-from sklearn_shapq.games._models import takes_missing_values
-from sklearn_shapq.games._table_codec import keyed_content
-from sklearn_shapq.samplers import row_keys
-from sklearn_shapq.samplers._keyed import draw_seed
+from sklearn_shapq.samplers import draw_seed, row_keys
 
 _PAC_BUDGET_PER_PLAYER = 2000
 _BUDGET_PER_PLAYER = 20
 """Rounds of d + 1 evaluations that "auto" adds to the warm-up's t_min."""
 _BLOCK_BYTES = 2**28
 """Working memory of the top-k state of one block of explained rows."""
+SELECTOR_PARAMETERS = {"game": "retrain", "cv": 5, "scoring": None, "memory": None}
+"""The parameters only the selector (``fit`` with y) reads, with their defaults: refused when ``fit`` gets no y."""
 
 
 class _ProgressGame(Game):
@@ -77,141 +82,95 @@ class _ProgressGame(Game):
         return self.game.empty_value, self.game.full_value
 
 
-class TopKShapley(SelectorMixin, BaseEstimator):
+class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
     """Find the k features with the largest Shapley values in few evaluations (CMCS).
 
-    Comparable Marginal Contributions Sampling (Kolpaczki, Nielen & Hüllermeier, 2025) samples
-    every feature's marginal contribution on the same coalitions, so that features are compared
-    like for like; Greedy CMCS then spends evaluations on the pairs whose order is still in doubt,
-    and CMCS@K on the two features at the border of the top-k, until confidence bounds separate
-    (PAC mode). Two uses:
-
-    - **Selector** (``fit(X, y)``, ``transform``): the game is global. ``game="retrain"``:
-      v(S) is the cross-validated score of a clone of ``estimator`` trained on the features in S
-      (v(∅): a constant predictor), as in the paper. ``game="marginal"``: v(S) is the score of
-      the fitted estimator with the features outside S marginalised over a background (no
-      refits; cheaper, but it measures what the model uses, not what the data offer). The
-      selector keeps the top k by signed value: features that lower the score are not wanted.
-    - **Local explainer** (``explain(X)``): per row x, the interventional game
-      v_x(S) = mean_z f(x_S, z_{N∖S}) of the fitted estimator over the background from ``fit``;
-      every row is explained in lockstep, with batched model calls. The top k is taken by
-      magnitude: what drove this prediction, up or down.
+    Comparable Marginal Contributions Sampling (Kolpaczki, Nielen & Hüllermeier 2025) compares
+    features on the same coalitions. As a selector (``fit(X, y)``, ``transform``) the game is
+    global: a cross-validated refit on S (``game="retrain"``) or the fitted model with the other
+    features marginalised (``game="marginal"``). As a local explainer (``explain(X)``) each row's
+    game is interventional over the background from ``fit``.
 
     Parameters
     ----------
     estimator : estimator or None, default=None
-        The model. None: a standardised ``LogisticRegression`` for class labels (integer, bool,
-        string or categorical targets), else ``RidgeCV``: a float target is a regression target
-        even when its values are whole numbers. Pass a classifier to treat float labels as classes.
-    k : int, default=5
-        Number of features sought (1 <= k <= d).
-    method : str, default="greedy_cmcs"
+        None: a standardised ``LogisticRegression`` for class labels (not floats), else ``RidgeCV``.
+    n_features_to_select : int or float, default=5
+        The k of the top k: the number of players sought (1 <= k <= d), or a fraction of them in
+        (0, 1] (at least 1), as in ``HSICAttribution`` and scikit-learn's ``RFE``.
+    algorithm : str, default="greedy_cmcs"
         "greedy_cmcs", "cmcs", "cmcs_at_k", or a baseline: "permutation" (ApproShapley),
         "sampling_shap_at_k", "svarm", "stratified_svarm"; or "leverage" (Leverage SHAP's
         regression on the whole budget, exactly efficient values; no PAC mode).
     max_evals : int or "auto", default="auto"
-        Evaluations of the game (per row for ``explain``), v(∅) and v(N) included; with
-        ``game="retrain"`` each is one cross-validation. "auto": 2 + (t_min + 20) (d + 1), the
-        CMCS warm-up of t_min rounds of d + 1 evaluations and 20 rounds' worth of adaptive
-        sampling; in PAC mode a safety cap of 2000 (d + 1). ``fit`` refuses a budget below the
-        method's minimum (``TOPK_ALGORITHMS[method].minimum_evals(d)``: a marginal contribution of
-        every feature, or what the method needs instead), and in PAC mode one below the warm-up;
-        otherwise a budget below the warm-up warns.
+        Evaluations of the game (per row for ``explain``), v(∅) and v(N) included; at least the
+        algorithm's minimum. "auto": 2 + (t_min + 20) (d + 1) (PAC mode: a cap of 2000 (d + 1)).
     epsilon : float or None, default=None
-        PAC mode: stop once max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= epsilon, in the units of
-        the game (score units for the selector). Methods "cmcs", "greedy_cmcs", "cmcs_at_k",
-        "sampling_shap_at_k".
+        PAC mode: stop once max_{j∉K̂} UCB_j − min_{i∈K̂} LCB_i <= epsilon, in the units of the
+        game; for "cmcs", "greedy_cmcs", "cmcs_at_k" and "sampling_shap_at_k".
     delta : float, default=0.01
         Error probability of the confidence bounds.
     t_min : int, default=30
         Warm-up rounds before bounds are trusted and adaptive sampling starts.
     rounds_per_decision : int or "auto", default="auto"
-        Rounds the adaptive methods run on one choice of features before choosing again (and
-        between checks of the PAC rule). 1 is the paper's algorithm; more make fewer, larger
-        model calls (faster for models with a per-call cost, and on a GPU), on choices a few
-        rounds old. "auto": in ``explain`` (model calls), a tenth of the rounds run so far, so a
-        choice misses at most a tenth of the rounds and the calls grow with the logarithm of the
-        budget; in ``fit`` (each evaluation a refit, whose cost dwarfs a call's), 1.
+        Rounds the adaptive methods run on one choice of features; 1 is the paper's algorithm.
+        "auto": a tenth of the rounds so far in ``explain``, 1 in ``fit``.
     game : {"retrain", "marginal"}, default="retrain"
-        The selector's global game (see above).
+        The selector's global game.
     cv : int, splitter or iterable, default=5
-        Folds of the "retrain" game (drawn once; every coalition sees the same folds).
+        Folds of the "retrain" game, drawn once.
     scoring : str, callable or None, default=None
-        Score of the global game (None: accuracy for classifiers, R² for regressors). A score
-        that comes out NaN or infinite (R² on a single test row, as with ``LeaveOneOut``) is an
-        error in ``fit``.
+        None: accuracy for classifiers, R² for regressors; a NaN or infinite score is an error.
     background_size : int or None, default=100
-        Rows of ``fit``'s X kept as background (a reproducible subsample; None keeps all); the
-        "marginal" game also scores on these rows.
+        Rows of ``fit``'s X kept as background (None keeps all); the "marginal" game scores on them.
     prefit : bool, default=False
-        ``estimator`` is already fitted: it is used as is (and kept by ``clone``); ``fit`` then
-        accepts y=None, which skips the global game and only prepares ``explain``.
+        ``estimator`` is fitted and used as is; ``fit`` then accepts y=None and only prepares ``explain``.
     ranking : {"auto", "signed", "absolute"}, default="auto"
-        Which values the top-k is taken over: "auto" is signed for the selector's global game
-        and absolute for local explanations.
+        "auto": signed for the selector's global game, absolute for local explanations.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
         What ``explain`` explains (see :class:`PermutationShapExplainer`).
     target : label, int or None, default=None
-        For a model with several outputs, the one ``explain`` explains: a class label of a
-        multiclass classifier, else an output index; None takes each row's predicted class.
+        The output ``explain`` explains (a class label or an index); None: each row's predicted class.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where ``explain``'s masked rows are built (numba on cpu, cupy on cuda).
+        Where ``explain``'s masked rows are built.
     batch_size : int or "auto", default="auto"
         Most model rows per model call in ``explain`` and the "marginal" game.
     n_jobs : int or None, default=None
-        Workers, with joblib's meaning (None: 1, or the workers of the active backend, e.g. of a
-        dask cluster under ``joblib.parallel_config(backend="dask")``; -1: all cores; -2: all but
-        one): coalitions of the "retrain" game cross-validated in parallel, a few tasks of several
-        coalitions per worker, and model calls of ``explain`` run in threads. Results do not
-        depend on it nor on the backend. When the "retrain" game runs several jobs, the refitted
-        clones' ``n_jobs`` parameters left at None are set to 1 (no nested parallelism in the
-        workers); ``estimator`` itself is not changed.
+        Joblib workers of the "retrain" game's refits and threads of ``explain``'s model calls;
+        results do not depend on it.
     feature_groups : dict or None, default=None
-        Columns treated as one player: {group name: [columns by name or index]} (see
-        :class:`PermutationShapExplainer`). ``k`` counts players; the selector keeps or drops a
-        group whole (``support_`` marks every column of a selected group) and ``explain`` gives
-        one value per group.
+        {group name: [columns by name or index]}: columns kept or dropped as one player.
     allow_nan : "auto" or bool, default="auto"
-        Whether missing values reach the model. The selector passes NaN to an estimator whose
-        ``allow_nan`` tag says it takes them (e.g. HistGradientBoosting, xgboost) and refuses it
-        otherwise; ``explain`` follows :class:`PermutationShapExplainer` ("auto": estimators yes,
-        plain callables no).
+        Whether NaN reaches the model ("auto": when the estimator's ``allow_nan`` tag says so).
     memory : None, str or joblib.Memory, default=None
-        Where the "retrain" game's scores are cached across fits (a path or a ``joblib.Memory``,
-        as Pipeline's ``memory``): refitting for another k in a grid search then reuses every
-        coalition already scored. None: scores are kept within one fit only. The refits' seed
-        is part of the cache key: for an estimator with a ``random_state`` parameter, scores are
-        shared across fits only with an int ``random_state``.
+        Where the "retrain" game's scores are cached across fits (e.g. a grid search over
+        ``n_features_to_select``); shared only under an int ``random_state``.
     random_state : None, int, Generator or RandomState, default=None
-        Seed of the background subsample and of every draw; ``explain`` keys a row's draws by
-        its values, so a row gets identical values alone or in any batch. The "retrain" game
-        draws one seed from it per fit and sets every ``random_state`` parameter of a
-        coalition's refitted clones (nested ones, as a pipeline step's, included) to a hash of
-        that seed and the coalition, so a coalition's score does not depend on the worker, the
-        backend (loky, dask) or the order of evaluation (see :class:`RetrainGame`); estimators
-        without ``random_state`` are refitted as they are. With None the seed is drawn afresh
-        in every fit, and the refits differ between fits.
+        Seed of the background subsample, of every draw and of the refits' ``random_state``
+        (a hash of it and the coalition, see :class:`RetrainGame`).
     progress : bool, default=True
-        Show a progress bar (over evaluations in ``fit``, model rows in ``explain``) once the work
-        has run 3 s.
+        Show a progress bar once the work has run 3 s.
+    k : int or float
+        Deprecated: renamed ``n_features_to_select`` in 1.0; removed in 1.1.
+    method : str
+        Deprecated: renamed ``algorithm`` in 1.0; removed in 1.1.
 
     Attributes
     ----------
     estimator_ : estimator
-        The fitted model (``estimator`` itself when ``prefit``).
-    top_k_ : ndarray of int of shape (k,)
-        Indices of the selected players (features, or groups and ungrouped features), best first.
+    n_features_to_select_ : int
+        The k of the top k (``n_features_to_select`` resolved for the players).
+    algorithm_ : str
+        The top-k algorithm ``fit`` and ``explain`` run.
+    top_k_ : ndarray of int of shape (``n_features_to_select_``,)
+        The selected players, best first.
     support_ : ndarray of bool, shape (d,)
     feature_groups_ : FeatureGroups
-        The players: their names and the player of each column.
     shapley_values_, stderr_ : ndarray of shape (n_players,)
-        Estimated Shapley values of the global game and their standard errors (the adaptive
-        methods are only asymptotically unbiased; NaN where a feature has fewer than two samples).
+        The global game's estimates (NaN errors below two samples).
     n_evals_ : int
-        Evaluations used by ``fit``'s game.
     pac_satisfied_ : bool
-        Whether the confidence bounds of the top k and the rest are separated by at most
-        ``epsilon`` (0 in fixed-budget mode) at the end.
+        Whether the top k's bounds are separated from the rest's (up to ``epsilon``) at the end.
     empty_value_, full_value_ : float
         v(∅) and v(N) of the global game.
     background_ : ndarray of shape (N, d)
@@ -221,9 +180,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
 
     Notes
     -----
-    ``explain`` changes no attribute (it may run from several threads at once); each row's top k
-    and what the call measured are on the returned Explanation's ``diagnostics`` dict: "top_k"
-    (n, k), "n_evals" (n,), "pac_satisfied" (n,), "targets" (n,), the output explained per row.
+    ``explain`` changes no attribute; ``explanation.diagnostics`` holds "top_k" (n, k),
+    "n_evals", "pac_satisfied" and "targets" (n,).
 
     Examples
     --------
@@ -232,7 +190,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 8))
     >>> y = 3 * X[:, 0] + 2 * X[:, 3] - 2 * X[:, 5] + 0.1 * rng.normal(size=300)
-    >>> selector = TopKShapley(LinearRegression(), k=2, cv=3, max_evals=400, random_state=0)
+    >>> selector = TopKShapley(LinearRegression(), n_features_to_select=2, cv=3, max_evals=400, random_state=0)
     >>> sorted(selector.fit(X, y).get_support(indices=True).tolist())
     [0, 3]
     >>> explanation = selector.explain(X[:2])
@@ -242,8 +200,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "method": [RegistryNames(TOPK_ALGORITHMS)],
+        "n_features_to_select": N_FEATURES_TO_SELECT,
+        "algorithm": [RegistryNames(TOPK_ALGORITHMS)],
         "max_evals": MAX_EVALS,
         "epsilon": [Interval(Real, 0, None, closed="left"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -265,14 +223,16 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         "memory": [None, str, HasMethods(["cache"])],
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
+        "k": renamed(N_FEATURES_TO_SELECT),
+        "method": renamed([RegistryNames(TOPK_ALGORITHMS)]),
     }
 
     def __init__(
         self,
         estimator: Any = None,
         *,
-        k: int = 5,
-        method: str = "greedy_cmcs",
+        n_features_to_select: int | float = 5,
+        algorithm: str = "greedy_cmcs",
         max_evals: int | str = "auto",
         epsilon: float | None = None,
         delta: float = 0.01,
@@ -294,10 +254,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         memory: Any = None,
         random_state: Any = None,
         progress: bool = True,
+        k: int | float | str = RENAMED,
+        method: str = RENAMED,
     ) -> None:
         self.estimator = estimator
-        self.k = k
-        self.method = method
+        self.n_features_to_select = n_features_to_select
+        self.algorithm = algorithm
         self.max_evals = max_evals
         self.epsilon = epsilon
         self.delta = delta
@@ -319,6 +281,12 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         self.memory = memory
         self.random_state = random_state
         self.progress = progress
+        self.k = k
+        self.method = method
+
+    def _explained_model(self) -> Any:
+        """Return the fitted model ``explain`` explains: ``estimator_``."""
+        return self.estimator_
 
     def __sklearn_clone__(self) -> Any:
         """Clone as scikit-learn does (``set_output`` survives); a prefit estimator is kept as is."""
@@ -330,7 +298,6 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = not self.prefit
-        tags.non_deterministic = self.random_state is None
         tags.input_tags.allow_nan = self._takes_missing_values(self.estimator)  # transform takes what fit took
         return tags
 
@@ -347,20 +314,29 @@ class TopKShapley(SelectorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
 
-    def _check_params(self, d: int) -> None:
-        """Check what the constraints cannot: k against d, and PAC mode against the method."""
-        if self.k > d:
-            players = "features" if self.feature_groups is None else "players (groups and ungrouped features)"
-            raise ValueError(f"k must be an int between 1 and the number of {players} {d}, got {self.k!r}.")
-        if self.epsilon is not None and not TOPK_ALGORITHMS[self.method].pac:
+    def _check_params(self, d: int, selects: bool) -> tuple[int, str]:
+        """Check what the constraints cannot and return the top-k size and the algorithm for d players."""
+        if not selects:
+            unread = [
+                name for name in SELECTOR_PARAMETERS if self.get_params(deep=False)[name] != SELECTOR_PARAMETERS[name]
+            ]
+            if unread:
+                raise ValueError(
+                    f"{', '.join(unread)} only apply to the selector (fit with y), but fit got y=None (prefit=True: "
+                    "explain only): leave them at their defaults, or pass y."
+                )
+        n_selected = selected_count(renamed_parameter(self, "k", "n_features_to_select"), d)
+        algorithm = renamed_parameter(self, "method", "algorithm")
+        if self.epsilon is not None and not TOPK_ALGORITHMS[algorithm].pac:
             pac = tuple(name for name, cls in TOPK_ALGORITHMS.items() if cls.pac)
-            raise ValueError(f"epsilon (PAC mode) needs one of the methods {pac}, got {self.method!r}.")
-        family = TOPK_ALGORITHMS[self.method]
+            raise ValueError(f"epsilon (PAC mode) needs one of the algorithms {pac}, got {algorithm!r}.")
+        family = TOPK_ALGORITHMS[algorithm]
         reason = family.refusal(d, self._budget(d), self.t_min, self.epsilon is not None) if d > 1 else None
         if reason is not None:
             raise ValueError(
                 reason if self.max_evals != "auto" else f"max_evals='auto' chose {self._budget(d)}: {reason}"
             )
+        return n_selected, algorithm
 
     def _budget(self, d: int) -> int:
         if self.max_evals != "auto":
@@ -377,8 +353,8 @@ class TopKShapley(SelectorMixin, BaseEstimator):
     def _estimate(self, game: Game, local: bool, keys: np.ndarray, outputs: np.ndarray | None = None) -> TopKResult:
         return top_k_shapley(
             game,
-            self.k,
-            self.method,
+            self.n_features_to_select_,
+            self.algorithm_,
             max_evals=self._budget(game.n_players),
             epsilon=self.epsilon,
             delta=self.delta,
@@ -419,12 +395,10 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             )
         estimator = self._default_estimator(y)
         if y is None:  # explain only: raw tables and missing values as in PermutationShapExplainer
-            X, names, self._codec = check_table(X, name="X", **missing_value_policy(self.allow_nan, estimator))
-            self.n_features_in_ = X.shape[1]
-            if names is not None:
-                self.feature_names_in_ = np.asarray(names, dtype=object)
-            elif hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
+            array, names, self._codec = check_table(X, name="X", **missing_value_policy(self.allow_nan, estimator))
+            # n_features_in_, feature_names_in_ (a DataFrame's string names), without converting a raw table
+            validate_data(self, X if names is not None else array, reset=True, skip_check_array=True)
+            X = array
         else:
             if has_non_numeric_columns(X):
                 raise TypeError(
@@ -445,16 +419,15 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             self._codec = None
         names = default_feature_names(X.shape[1], getattr(self, "feature_names_in_", None))
         self.feature_groups_ = resolve_feature_groups(self.feature_groups, names)
-        self._check_params(self.feature_groups_.n_players)
+        self.n_features_to_select_, self.algorithm_ = self._check_params(self.feature_groups_.n_players, y is not None)
         if self.prefit:
             check_is_fitted(estimator, msg="prefit=True, but %(name)s is not fitted: fit it first or set prefit=False.")
             self.estimator_ = estimator
         else:
             self.estimator_ = clone(estimator).fit(X, y)
-        rng = make_generator(self.random_state, stream=0)
-        keep = np.arange(X.shape[0])
-        if self.background_size is not None and X.shape[0] > self.background_size:
-            keep = np.sort(rng.choice(X.shape[0], self.background_size, replace=False))
+        keep = background_subsample(X.shape[0], self.background_size, self.random_state)
+        if keep is None:
+            keep = np.arange(X.shape[0])
         self.background_ = X[keep]
         self._drop_global_results()
         if y is None:
@@ -526,7 +499,7 @@ class TopKShapley(SelectorMixin, BaseEstimator):
             if self.target not in labels:
                 raise ValueError(f"target must be one of the classes {labels}, got {self.target!r}.")
             index = labels.index(self.target)
-        elif isinstance(self.target, Integral) and 0 <= self.target < n_outputs:
+        elif isinstance(self.target, Integral) and 0 <= self.target < n_outputs:  # type: ignore[operator]
             index = int(self.target)
         else:
             raise ValueError(f"target must be an output index in [0, {n_outputs}), got {self.target!r}.")
@@ -543,41 +516,28 @@ class TopKShapley(SelectorMixin, BaseEstimator):
         Returns
         -------
         shap.Explanation
-            ``values`` (n, p) of the explained output of each row (p players: the features, or
-            the groups of ``feature_groups``), ``base_values`` (n,), ``error_std`` and 95% bounds;
-            ``diagnostics`` (see the class notes). The values are estimates made to rank the
-            players, not exactly efficient: values plus base value need not sum to the model
-            output (use PermutationShapExplainer for that).
+            ``values`` (n, n_players) of each row's explained output, ``base_values`` (n,),
+            ``error_std``, ``diagnostics``; estimates to rank players, not exactly efficient.
         dask Array or dask DataFrame
-            For a dask collection ``X``: the values, lazily (:mod:`sklearn_shapq.dask`).
+            For a dask collection ``X``, lazily.
         """
         check_is_fitted(self, "background_")
         if is_dask_collection(X):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
-        names_in = getattr(self, "feature_names_in_", None)
-        codec, background = (
-            (None, self.background_) if self._codec is None else self._codec.aligned(X, self.background_)
-        )
-        array, _, codec = check_table(
-            X,
-            n_features=self.n_features_in_,
-            feature_names=None if names_in is None else list(names_in),
-            codec=codec,
-            tables=codec is not None,
-            **missing_value_policy(self.allow_nan, self.estimator_),
-        )
+        explained = self._explained_rows(X)
+        array, background = explained.array, explained.background
         n_rows = array.shape[0]
         players = self.feature_groups_
-        keys = row_keys(draw_seed(make_generator(self.random_state, stream=2)), keyed_content(array, codec))
+        _, keys = self._row_keys(explained, stream=2)
         backend = resolve_backend(self.device)
-        family = TOPK_ALGORITHMS[self.method]
+        family = TOPK_ALGORITHMS[self.algorithm_]
         d = players.n_players
         step = max(1, _BLOCK_BYTES // family.bytes_per_game(d, self._budget(d)))
         results, targets, base = [], np.empty(n_rows, dtype=np.intp), np.empty(n_rows)
         model_rows = n_rows * self._budget(d) * background.shape[0]  # an evaluation: N model rows
         with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
-            model_fn = make_model_function(self.estimator_, self.output, backend, codec).counted(bar)
+            model_fn = make_model_function(self.estimator_, self.output, backend, explained.codec).counted(bar)
             background = backend.to_device(background)
             background_outputs = None
             for start in range(0, n_rows, step):
@@ -596,13 +556,11 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                     results.append(self._estimate(self._grouped(game), True, keys[rows], targets[rows]))
         values = np.concatenate([r.values for r in results])
         stderr = np.concatenate([r.stderr for r in results])
-        data, display_data = explanation_data(array, codec, None if self.feature_groups is None else players)
-        return make_explanation(
+        return self._explanation(
+            array,
+            explained.codec,
             values[:, :, None],
             base[:, None],
-            data,
-            players.names,
-            display_data=display_data,
             error_std=stderr[:, :, None],
             compute_time=time.perf_counter() - start_time,
             diagnostics={
@@ -612,11 +570,3 @@ class TopKShapley(SelectorMixin, BaseEstimator):
                 "targets": targets,
             },
         )
-
-    def __call__(self, X: Any) -> Any:
-        """Explain rows of ``X`` (shap's calling convention): the same as ``explain(X)``."""
-        return self.explain(X)
-
-    def shap_values(self, X: Any) -> np.ndarray:
-        """Estimated Shapley values of ``X`` as an array of shape (n, d)."""
-        return self.explain(X).values

@@ -168,9 +168,9 @@ def test_a_row_alone_equals_the_row_in_a_batch_and_duplicates_agree(sampler):
 
 def test_the_minimum_budget_is_one_pair_per_jackknife_group():
     estimator = SHAPLEY_ALGORITHMS["leverage"]
-    assert estimator.minimum_evals("leverage", 10) == 22
-    assert estimator.minimum_evals("leverage", 3) == 2 + 2 * 3  # all three pairs of 3 players
-    assert "below the minimum" in estimator.refusal("leverage", 21, 10)
+    assert estimator.minimum_evals(10) == 22
+    assert estimator.minimum_evals(3) == 2 + 2 * 3  # all three pairs of 3 players
+    assert "below the minimum" in estimator.refusal(21, 10)
 
 
 @pytest.mark.slow
@@ -249,7 +249,7 @@ def test_the_control_variate_adds_no_bias_when_the_draws_cover_most_of_a_class()
 
     exact = brute_force_shapley(coalition_value, d)
     keys = np.arange(1, n_draws + 1, dtype=np.uint64) * np.uint64(2654435761)
-    estimator = SHAPLEY_ALGORITHMS["leverage_cv"]("leverage_cv", 220, d, 0)
+    estimator = SHAPLEY_ALGORITHMS["leverage_cv"](220, d, 0)
     values = estimator.estimate(CallableGame(value, d), np.zeros(n_draws, dtype=np.intp), keys).values[:, :, 0]
     rmse, bias = np.sqrt(np.mean((values - exact) ** 2)), np.sqrt(np.mean((values.mean(axis=0) - exact) ** 2))
     assert bias < 0.4 * rmse
@@ -258,7 +258,7 @@ def test_the_control_variate_adds_no_bias_when_the_draws_cover_most_of_a_class()
 def test_the_drawn_share_of_each_pair_is_that_of_its_class():
     """π of the finite-population correction: 1 for classes listed whole, n_t / C_t for classes
     drawn without replacement, 0 for classes drawn independently (above 2^14 pairs)."""
-    estimator = SHAPLEY_ALGORITHMS["leverage_cv"]("leverage_cv", 602, 20, 0)
+    estimator = SHAPLEY_ALGORITHMS["leverage_cv"](602, 20, 0)
     capacity = [comb(20, t) for t in range(1, 11)]
     capacity[-1] //= 2  # class d/2 holds the coalitions with player 0
     expected = []

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import t as student_t
 
 import sklearn_shapq.algorithms._owen as owen_module
-from sklearn_shapq.algorithms import OwenAlgorithm, combine_units, owen_plan, owen_units
+from sklearn_shapq.algorithms import OwenAlgorithm, OwenHalvedAlgorithm, combine_units, owen_plan, owen_units
 from sklearn_shapq.algorithms._owen import OWEN_RUNS, trapezoid_weights
 from sklearn_shapq.samplers import row_keys
 
@@ -177,7 +177,7 @@ def test_student_t_intervals_over_two_runs_cover():
     background, X = rng.normal(size=(8, d)), rng.normal(size=(3, d))
     expected = truth(f, X, background)
     budget = 240
-    estimator = OwenAlgorithm("owen_halved", budget, d, 0)
+    estimator = OwenHalvedAlgorithm(budget, d, 0)
     covered = []
     for x, phi in zip(X, expected, strict=True):
         game, keys = repeated(f, background, x[None], 40)
@@ -201,10 +201,11 @@ def test_owen_plan():
     for halved in (False, True):  # below the minimum of two grid points: nothing to run
         assert owen_plan(19, d, halved=halved) == 0
     assert owen_plan(29, d, halved=True, runs=3) == 0
-    for name in ("owen", "owen_halved"):
-        assert "(20 evaluations" in OwenAlgorithm.refusal(name, 19, d)
-        assert OwenAlgorithm.refusal(name, 20, d) is None
-        estimator = OwenAlgorithm(name, 95, d, 0)
+    for cls in (OwenAlgorithm, OwenHalvedAlgorithm):
+        name = cls.name
+        assert "(20 evaluations" in cls.refusal(19, d)
+        assert cls.refusal(20, d) is None
+        estimator = cls(95, d, 0)
         assert estimator.n_q == (8 if name == "owen_halved" else 9) and estimator.halved == (name == "owen_halved")
         assert estimator.n_evals == OWEN_RUNS * estimator.n_q * (d + 1) <= 95
 

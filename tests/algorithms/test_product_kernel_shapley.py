@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_shapq.algorithms import product_kernel_shapley, resolve_product_kernel_method
+from sklearn_shapq.algorithms import product_kernel_shapley, resolve_product_kernel_algorithm
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.backends._product_kernel import FACTOR_KINDS
 from sklearn_shapq.games import KernelComponent, KernelExpansion, ProductKernelGame
@@ -66,16 +66,16 @@ def test_every_method_equals_subset_enumeration_of_a_two_component_expansion(bac
 @pytest.mark.parametrize("d", [1, 16, 512, 513, 1000, 1001])
 def test_auto_rule_and_limits_in_d(d):
     expected = "prefix_suffix" if d <= 512 else "quadrature"
-    assert resolve_product_kernel_method("auto", d, on_gpu=False) == expected
-    assert resolve_product_kernel_method("auto", d, on_gpu=True) == "quadrature"
-    assert resolve_product_kernel_method("quadrature", d, on_gpu=False) == "quadrature"
+    assert resolve_product_kernel_algorithm("auto", d, on_gpu=False) == expected
+    assert resolve_product_kernel_algorithm("auto", d, on_gpu=True) == "quadrature"
+    assert resolve_product_kernel_algorithm("quadrature", d, on_gpu=False) == "quadrature"
     if d <= 16:
-        assert resolve_product_kernel_method("brute_force", d, on_gpu=False) == "brute_force"
+        assert resolve_product_kernel_algorithm("brute_force", d, on_gpu=False) == "brute_force"
     else:
         with pytest.raises(ValueError, match="brute_force"):
-            resolve_product_kernel_method("brute_force", d, on_gpu=False)
+            resolve_product_kernel_algorithm("brute_force", d, on_gpu=False)
     if d <= 1000:
-        assert resolve_product_kernel_method("prefix_suffix", d, on_gpu=True) == "prefix_suffix"
+        assert resolve_product_kernel_algorithm("prefix_suffix", d, on_gpu=True) == "prefix_suffix"
     else:
         with pytest.raises(ValueError, match="overflows"):
-            resolve_product_kernel_method("prefix_suffix", d, on_gpu=False)
+            resolve_product_kernel_algorithm("prefix_suffix", d, on_gpu=False)

@@ -20,6 +20,7 @@ from sklearn_shapq.algorithms import (
     LeverageAlgorithm,
     LeverageControlVariateAlgorithm,
     OwenAlgorithm,
+    OwenHalvedAlgorithm,
     PermutationWalkAlgorithm,
     ShapleyAlgorithm,
     ShapleyEstimate,
@@ -73,16 +74,19 @@ def test_registry_contents():
         "owen_halved",
         "stratified",
     }
-    for name in ORDERING_SOURCES:  # every permutation sampler is a walk estimator
-        assert SHAPLEY_ALGORITHMS[name] is PermutationWalkAlgorithm
+    for name in ORDERING_SOURCES:  # every ordering source has its walk, a class of its own
+        assert issubclass(SHAPLEY_ALGORITHMS[name], PermutationWalkAlgorithm)
+        assert SHAPLEY_ALGORITHMS[name].ordering_source is ORDERING_SOURCES[name]
     assert SHAPLEY_ALGORITHMS["exact"] is ExactAlgorithm
-    assert SHAPLEY_ALGORITHMS["owen"] is SHAPLEY_ALGORITHMS["owen_halved"] is OwenAlgorithm
+    assert SHAPLEY_ALGORITHMS["owen"] is OwenAlgorithm
+    assert SHAPLEY_ALGORITHMS["owen_halved"] is OwenHalvedAlgorithm
     assert SHAPLEY_ALGORITHMS["stratified"] is StratifiedAlgorithm
     assert SHAPLEY_ALGORITHMS["leverage"] is LeverageAlgorithm
     assert SHAPLEY_ALGORITHMS["kernel"] is KernelShapAlgorithm
     assert SHAPLEY_ALGORITHMS["leverage_cv"] is LeverageControlVariateAlgorithm
-    for cls in SHAPLEY_ALGORITHMS.values():
-        assert issubclass(cls, ShapleyAlgorithm)
+    for name, cls in SHAPLEY_ALGORITHMS.items():  # one class per name, which it carries
+        assert issubclass(cls, ShapleyAlgorithm) and cls.name == name
+    assert len(set(SHAPLEY_ALGORITHMS.values())) == len(SHAPLEY_ALGORITHMS)
     efficient = {name for name, cls in SHAPLEY_ALGORITHMS.items() if cls.efficient}
     assert efficient == set(ORDERING_SOURCES) | {"exact", *REGRESSIONS}
     assert {name for name, cls in SHAPLEY_ALGORITHMS.items() if cls.supports_tol} == set(ORDERING_SOURCES)
@@ -95,12 +99,12 @@ def test_registry_contents():
 @pytest.mark.parametrize("d", [2, 3, 10])
 def test_minimum_and_refusal_below_it(name, d):
     cls = SHAPLEY_ALGORITHMS[name]
-    minimum = cls.minimum_evals(name, d)
+    minimum = cls.minimum_evals(d)
     assert minimum == _minimum_by_hand(name, d)
-    reason = cls.refusal(name, minimum - 1, d)
+    reason = cls.refusal(minimum - 1, d)
     assert isinstance(reason, str) and "below the minimum" in reason and name in reason
-    assert cls.refusal(name, minimum, d) is None
-    estimator = cls(name, minimum, d, 0)
+    assert cls.refusal(minimum, d) is None
+    estimator = cls(minimum, d, 0)
     assert 0 < estimator.n_evals <= minimum
 
 
@@ -110,7 +114,7 @@ def test_every_estimator_runs_at_its_minimum(name):
     rng = np.random.default_rng(0)
     f = random_polynomial_model(d, rng)
     game = interventional_game(f, rng.normal(size=(4, d)), rng.normal(size=(2, d)))
-    budget = SHAPLEY_ALGORITHMS[name].minimum_evals(name, d)
+    budget = SHAPLEY_ALGORITHMS[name].minimum_evals(d)
     estimate, estimator = run_estimator(name, game, budget)
     assert np.isfinite(estimate.values).all()
     np.testing.assert_array_equal(estimate.n_evals, estimator.n_evals)
@@ -143,21 +147,21 @@ def test_every_estimator_runs_at_its_minimum(name):
     ],
 )
 def test_planned_spending(name, max_evals, d, spent):
-    assert SHAPLEY_ALGORITHMS[name].refusal(name, max_evals, d) is None
-    assert SHAPLEY_ALGORITHMS[name](name, max_evals, d, 0).n_evals == spent
+    assert SHAPLEY_ALGORITHMS[name].refusal(max_evals, d) is None
+    assert SHAPLEY_ALGORITHMS[name](max_evals, d, 0).n_evals == spent
 
 
 def test_sampler_limits_are_refused_before_any_work():
     sbq = SHAPLEY_ALGORITHMS["sbq"]
-    assert "herding" in sbq.refusal("sbq", 2 + 2001 * 9, 10)  # greedy SBQ: at most 2000 orderings
-    assert sbq.refusal("sbq", 2 + 2000 * 9, 10) is None
-    assert sbq.refusal("sbq", 2 + 5000 * 3, 4) is None  # d! <= n: enumeration, no greedy steps
+    assert "herding" in sbq.refusal(2 + 2001 * 9, 10)  # greedy SBQ: at most 2000 orderings
+    assert sbq.refusal(2 + 2000 * 9, 10) is None
+    assert sbq.refusal(2 + 5000 * 3, 4) is None  # d! <= n: enumeration, no greedy steps
     herding = SHAPLEY_ALGORITHMS["herding"]
-    assert "MiB" in herding.refusal("herding", 2 + 70_000 * 999, 1000)  # a shared design beyond 256 MiB
-    assert "MiB" in SHAPLEY_ALGORITHMS["sobol"].refusal("sobol", 2 + 70_000 * 999, 1000)
-    assert SHAPLEY_ALGORITHMS["orthogonal"].refusal("orthogonal", 2 + 70_000 * 999, 1000) is None  # per row
-    assert "2^40" in SHAPLEY_ALGORITHMS["exact"].refusal("exact", 10**15, 40)
-    assert "2^31" in SHAPLEY_ALGORITHMS["exact"].refusal("exact", 2**40, 31)
+    assert "MiB" in herding.refusal(2 + 70_000 * 999, 1000)  # a shared design beyond 256 MiB
+    assert "MiB" in SHAPLEY_ALGORITHMS["sobol"].refusal(2 + 70_000 * 999, 1000)
+    assert SHAPLEY_ALGORITHMS["orthogonal"].refusal(2 + 70_000 * 999, 1000) is None  # per row
+    assert "2^40" in SHAPLEY_ALGORITHMS["exact"].refusal(10**15, 40)
+    assert "2^31" in SHAPLEY_ALGORITHMS["exact"].refusal(2**40, 31)
 
 
 # ---------------------------------------------------------------- accounting
@@ -318,7 +322,7 @@ def test_additive_games_are_exact(name):
     d = 6
     coef = rng.normal(size=d)
     background, X = rng.normal(size=(7, d)), rng.normal(size=(4, d))
-    budget = 2**d if name == "exact" else max(SHAPLEY_ALGORITHMS[name].minimum_evals(name, d), 60)
+    budget = 2**d if name == "exact" else max(SHAPLEY_ALGORITHMS[name].minimum_evals(d), 60)
     estimate, _ = run_estimator(name, interventional_game(lambda Z: Z @ coef, background, X), budget)
     np.testing.assert_allclose(estimate.values[..., 0], coef * (X - background.mean(0)), atol=1e-10)
     np.testing.assert_allclose(estimate.stderr, 0.0, atol=1e-10)
@@ -376,18 +380,85 @@ def test_cuda_backend_gives_the_same_estimates(name):
     np.testing.assert_array_equal(gpu_game.n_evals, cpu.n_evals)
 
 
-def test_a_sampler_registered_later_is_a_shapley_estimator_of_its_name():
-    from sklearn_shapq.algorithms import register_sampler
-    from sklearn_shapq.samplers import ORDERING_SOURCES
+def test_an_ordering_source_registered_later_is_a_shapley_algorithm_of_its_name():
+    from sklearn_shapq import register
     from sklearn_shapq.samplers._sources import MonteCarloSource
 
-    @register_sampler
+    @register
     class Reversed(MonteCarloSource):
         name = "test_reversed"
 
     try:
-        assert SHAPLEY_ALGORITHMS["test_reversed"].minimum_evals("test_reversed", 5) == 2 + 4
-        estimator = SHAPLEY_ALGORITHMS["test_reversed"]("test_reversed", 50, 5, 0)
-        assert estimator.source.name == "test_reversed"
+        assert ORDERING_SOURCES["test_reversed"] is Reversed
+        walk = SHAPLEY_ALGORITHMS["test_reversed"]
+        assert issubclass(walk, PermutationWalkAlgorithm) and walk.ordering_source is Reversed
+        assert "test_reversed" in list(SHAPLEY_ALGORITHMS)
+        assert walk.minimum_evals(5) == 2 + 4
+        estimator = walk(50, 5, 0)
+        assert isinstance(estimator.source, Reversed) and estimator.name == "test_reversed"
     finally:
-        del ORDERING_SOURCES["test_reversed"], SHAPLEY_ALGORITHMS["test_reversed"]
+        assert ORDERING_SOURCES.unregister("test_reversed") is Reversed
+    assert "test_reversed" not in SHAPLEY_ALGORITHMS and "test_reversed" not in list(SHAPLEY_ALGORITHMS)
+    with pytest.raises(KeyError, match="No Shapley algorithm is registered as 'test_reversed'; the registered names"):
+        SHAPLEY_ALGORITHMS["test_reversed"]
+
+
+def test_one_way_to_register_and_its_refusals():
+    from sklearn_shapq import register
+    from sklearn_shapq.algorithms import TOPK_ALGORITHMS
+    from sklearn_shapq.algorithms._topk_permutation import ApproShapley
+    from sklearn_shapq.samplers._sources import MonteCarloSource
+
+    with pytest.raises(TypeError, match="has no registry"):
+        register(object)
+    with pytest.raises(TypeError, match="must set its own class attribute `name`"):
+
+        @register
+        class Unnamed(LeverageAlgorithm):  # inherits "leverage": a variant needs its own name
+            pass
+
+    with pytest.raises(TypeError, match="is abstract"):
+
+        @register
+        class Abstract(ShapleyAlgorithm):
+            name = "test_abstract"
+
+    with pytest.raises(ValueError, match="'exact' is already the Shapley algorithm"):
+
+        @register
+        class Exact(ExactAlgorithm):
+            name = "exact"
+
+    with pytest.raises(ValueError, match="'mc' is already the Shapley algorithm derived from ordering source 'mc'"):
+
+        @register
+        class NotAWalk(ExactAlgorithm):
+            name = "mc"
+
+    with pytest.raises(ValueError, match="'exact' is already the Shapley algorithm"):  # a source's walk takes its name
+
+        @register
+        class Source(MonteCarloSource):
+            name = "exact"
+
+    with pytest.raises(ValueError, match="'auto' is reserved"):
+
+        @register
+        class Auto(ExactAlgorithm):
+            name = "auto"
+
+    assert register(ExactAlgorithm) is ExactAlgorithm  # registering the same class again changes nothing
+    with pytest.raises(ValueError, match="derived from the ordering source"):
+        SHAPLEY_ALGORITHMS.unregister("mc")
+    with pytest.raises(KeyError, match="No top-k algorithm is registered as 'nope'"):
+        TOPK_ALGORITHMS.unregister("nope")
+
+    @register
+    class Walks(ApproShapley):  # the registries are separate: a top-k algorithm may share a Shapley name
+        name = "exact"
+
+    try:
+        assert TOPK_ALGORITHMS["exact"] is Walks and SHAPLEY_ALGORITHMS["exact"] is ExactAlgorithm
+    finally:
+        TOPK_ALGORITHMS.unregister("exact")
+    assert set(SHAPLEY_ALGORITHMS) == set(NAMES) and "exact" not in TOPK_ALGORITHMS

@@ -151,9 +151,9 @@ def test_stratified_plan_and_minimum():
     d = 3
     assert stratified_plan(8 * d * d, d) == 4 * d * d
     assert stratified_plan(8 * d * d + 1, d) == 4 * d * d
-    assert "(72 evaluations" in StratifiedAlgorithm.refusal("stratified", 8 * d * d - 1, d)
-    assert StratifiedAlgorithm.refusal("stratified", 8 * d * d, d) is None
-    assert StratifiedAlgorithm("stratified", 801, 10, 0).n_samples == 400
+    assert "(72 evaluations" in StratifiedAlgorithm.refusal(8 * d * d - 1, d)
+    assert StratifiedAlgorithm.refusal(8 * d * d, d) is None
+    assert StratifiedAlgorithm(801, 10, 0).n_samples == 400
 
 
 @pytest.mark.parametrize("n_samples", [0, 16, 4 * 16 - 1])

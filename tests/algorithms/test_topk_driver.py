@@ -11,6 +11,7 @@ from scipy.stats import norm
 import sklearn_shapq.algorithms._topk_base as topk_base
 from sklearn_shapq.algorithms import (
     TOPK_ALGORITHMS,
+    ShapleyEstimate,
     TopKAlgorithm,
     TopKResult,
     binary_precision,
@@ -75,6 +76,29 @@ def test_registry_contents():
     assert {n for n, c in TOPK_ALGORITHMS.items() if c.adaptive} == {"greedy_cmcs", "cmcs_at_k", "sampling_shap_at_k"}
     assert TOPK_ALGORITHMS["cmcs_at_k"].warm_up_evals(6, 5) == 2 + 5 * 7
     assert TOPK_ALGORITHMS["sampling_shap_at_k"].warm_up_evals(6, 5) == 2 + 5 * 5
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_run_returns_the_shared_estimate_dataclass(method):
+    """An algorithm's run is a ShapleyEstimate (top-k fields set); the driver's result is made of it."""
+    from sklearn_shapq.algorithms._topk_state import Ledger, bonferroni_z
+    from sklearn_shapq.samplers import KeyedStream
+
+    d, budget, k = 6, 120, 2
+    game = planted_unanimity_game(d, 3, np.random.default_rng(2), n_games=3)
+    keys = row_keys(4, np.arange(3, dtype=float)[:, None])
+    ledger = Ledger(game, budget, None)
+    family = TOPK_ALGORITHMS[method]
+    estimate = family(k, bonferroni_z(0.01, d), -np.inf, 5, "signed").run(ledger, KeyedStream(keys, ledger.xp))
+    assert isinstance(estimate, ShapleyEstimate) and estimate.dof is None
+    assert estimate.values.shape == estimate.stderr.shape == estimate.counts.shape == (3, d)
+    assert (estimate.stats is None) == (method in ("svarm", "stratified_svarm", "leverage"))  # no player statistics
+    np.testing.assert_array_equal(estimate.n_evals, ledger.used)
+    result = top_k_shapley(game, k, method, max_evals=budget, t_min=5, keys=keys)
+    np.testing.assert_array_equal(result.values, estimate.values)
+    np.testing.assert_array_equal(result.stderr, estimate.stderr)
+    np.testing.assert_array_equal(result.counts, estimate.counts)
+    np.testing.assert_array_equal(result.n_evals, estimate.n_evals)
 
 
 # ---------------------------------------------------------------- budget accounting
@@ -470,7 +494,7 @@ def test_two_player_game(method):
         ({"k": 6}, "k must be an int between 1"),
         ({"k": 2.0}, "k must be an int"),
         ({"k": True}, "k must be an int"),
-        ({"method": "kernel_shap"}, "method must be one of"),
+        ({"algorithm": "kernel_shap"}, "algorithm must be one of"),
         ({"ranking": "abs"}, "ranking must be one of"),
         ({"t_min": 1}, "t_min must be an int >= 2"),
         ({"t_min": 2.5}, "t_min must be an int >= 2"),
@@ -482,9 +506,9 @@ def test_two_player_game(method):
         ({"epsilon": -0.1}, "epsilon must be None or a finite number"),
         ({"epsilon": float("nan")}, "epsilon must be None or a finite number"),
         ({"epsilon": float("inf")}, "epsilon must be None or a finite number"),
-        ({"epsilon": 0.1, "method": "permutation"}, "PAC mode"),
-        ({"epsilon": 0.1, "method": "svarm"}, "PAC mode"),
-        ({"epsilon": 0.1, "method": "stratified_svarm"}, "PAC mode"),
+        ({"epsilon": 0.1, "algorithm": "permutation"}, "PAC mode"),
+        ({"epsilon": 0.1, "algorithm": "svarm"}, "PAC mode"),
+        ({"epsilon": 0.1, "algorithm": "stratified_svarm"}, "PAC mode"),
         ({"max_evals": None}, "give epsilon > 0"),
         ({"max_evals": None, "epsilon": 0.0}, "never separate"),
         ({"max_evals": 1}, "max_evals must be an int >= 2"),
@@ -495,7 +519,7 @@ def test_two_player_game(method):
 )
 def test_argument_validation(kwargs, match):
     game = TableGame(np.arange(32.0))
-    arguments = {"k": 2, "method": "cmcs", "max_evals": 50} | kwargs
+    arguments = {"k": 2, "algorithm": "cmcs", "max_evals": 50} | kwargs
     with pytest.raises(ValueError, match=match):
         top_k_shapley(game, **arguments)
     assert game.n_evals[0] == 0  # nothing evaluated before the arguments are checked

@@ -47,7 +47,8 @@ def test_a_game_depends_on_its_key_alone():
 def test_no_pac_mode_and_a_minimum_budget():
     assert not TOPK_ALGORITHMS["leverage"].pac
     table = np.zeros(2**6)
-    with pytest.raises(ValueError, match="max_evals=20 is below the minimum of 22 evaluations that method 'leverage'"):
+    minimum = "max_evals=20 is below the minimum of 22 evaluations that algorithm 'leverage' needs"
+    with pytest.raises(ValueError, match=minimum):
         top_k_shapley(TableGame(table), 2, "leverage", max_evals=20)
     with pytest.raises(ValueError, match="PAC mode"):
         top_k_shapley(TableGame(table), 2, "leverage", max_evals=100, epsilon=0.1)

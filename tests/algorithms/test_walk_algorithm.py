@@ -4,6 +4,8 @@ Repeated runs are one explained row repeated under distinct row keys (per-row sa
 every row walks its own orderings) or under distinct seeds (shared designs are built per call).
 """
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,20 @@ def test_the_sampler_split():
     assert set(DESIGNS) == {"sobol", "herding", "sbq"}
 
 
+@pytest.mark.parametrize("name", WALKS)
+def test_each_source_has_one_walk_class_of_its_name(name):
+    walk = SHAPLEY_ALGORITHMS[name]
+    assert issubclass(walk, PermutationWalkAlgorithm) and walk is not PermutationWalkAlgorithm
+    assert walk.name == name and walk.ordering_source is ORDERING_SOURCES[name]
+    assert SHAPLEY_ALGORITHMS[name] is walk  # made once, then looked up
+    assert walk.draws_per_game() == (name in PER_ROW)  # shared designs: every game walks the same orderings
+    assert walk.minimum_evals(6) == 2 + ORDERING_SOURCES[name].orderings_per_step * 5
+    estimator = walk(200, 6, 0)
+    assert type(estimator.source) is ORDERING_SOURCES[name] and estimator.name == name
+    assert pickle.loads(pickle.dumps(walk)) is walk  # pickled as the walk over its source
+    assert type(pickle.loads(pickle.dumps(estimator))) is walk
+
+
 # ---------------------------------------------------------------- exactness and efficiency
 
 
@@ -55,7 +71,7 @@ def test_the_sampler_split():
 def test_walks_are_exactly_efficient(name, budget, polynomial):
     f, background, X, _ = polynomial
     d = X.shape[1]
-    budget = PermutationWalkAlgorithm.minimum_evals(name, d) if budget == "minimum" else budget
+    budget = SHAPLEY_ALGORITHMS[name].minimum_evals(d) if budget == "minimum" else budget
     estimate, _ = run_estimator(name, interventional_game(f, background, X), budget)
     np.testing.assert_allclose(estimate.values[..., 0].sum(axis=1), f(X) - f(background).mean(), atol=1e-10, rtol=0)
 
@@ -78,7 +94,7 @@ def test_additive_games_are_exact_with_a_single_unit(name):
     coef = np.random.default_rng(0).normal(size=d)
     rng = np.random.default_rng(1)
     background, X = rng.normal(size=(20, d)), rng.normal(size=(5, d))
-    budget = PermutationWalkAlgorithm.minimum_evals(name, d)  # one ordering, or one pair
+    budget = SHAPLEY_ALGORITHMS[name].minimum_evals(d)  # one ordering, or one pair
     estimate, _ = run_estimator(name, interventional_game(lambda Z: np.sin(Z) @ coef, background, X), budget)
     np.testing.assert_allclose(estimate.values[..., 0], (np.sin(X) - np.sin(background).mean(0)) * coef, atol=1e-12)
     assert np.isnan(estimate.stderr).all()  # a single unit has no spread to estimate an error from

@@ -15,8 +15,9 @@ from brute_force import brute_force_shapley
 from fitted_state import assert_call_changes_nothing, threaded_results
 from kernel_statistic_oracles import mmd2_textbook, mmd_weights, rbf_factors, shapley_of_pairs
 
-# MMDAttribution.fit takes two samples, fit(X, Z): scikit-learn's check_estimator, which passes a
-# target as the second argument, does not apply (its parameter validation check does, below).
+# MMDAttribution.fit takes two samples, fit(X, Z): scikit-learn's estimator checks that pass a target as
+# the second argument do not apply (tests/test_sklearn_estimator_checks.py lists them); its parameter
+# validation check does, below.
 
 
 @pytest.mark.parametrize("statistic", ["unbiased", "biased"])
@@ -53,7 +54,7 @@ def test_feature_groups_match_brute_force_of_the_grouped_statistic(feature_group
     sigma = rng.uniform(0.5, 2.0, size=5)
     names = list("abcde")
     fitted = MMDAttribution(
-        bandwidth=sigma, statistic=statistic, feature_groups=feature_groups, method=method, device=device
+        bandwidth=sigma, statistic=statistic, feature_groups=feature_groups, algorithm=method, device=device
     ).fit(pd.DataFrame(X, columns=names), pd.DataFrame(Z, columns=names))
 
     def value(coalition):  # MMD² on the columns of the coalition's players

@@ -78,10 +78,10 @@ def test_backends_pickle():
 
 
 @pytest.mark.parametrize(
-    "sampler",
+    "algorithm",
     ["exact", "antithetic", "mc", "orthogonal", "sobol", "herding", "sbq", "owen", "owen_halved", "stratified"],
 )
-def test_array_twin_explainer_equals_cpu(sampler):
+def test_array_twin_explainer_equals_cpu(algorithm):
     """The whole explain path with the array-namespace code the CUDA backend runs (xp = numpy)."""
     rng = np.random.default_rng(1)
     coef = rng.normal(size=6)
@@ -90,8 +90,8 @@ def test_array_twin_explainer_equals_cpu(sampler):
         return np.tanh(Z @ coef) + Z[:, 0] * Z[:, 3]
 
     background, X = rng.normal(size=(30, 6)), rng.normal(size=(5, 6))
-    budget = 300 if sampler == "stratified" else 120
-    kwargs = dict(sampler=sampler, max_evals=budget, random_state=3, background_size=None)
+    budget = 300 if algorithm == "stratified" else 120
+    kwargs = dict(algorithm=algorithm, max_evals=budget, random_state=3, background_size=None)
     cpu = PermutationShapExplainer(f, device="cpu", **kwargs).fit(background).explain(X)
     twin = PermutationShapExplainer(f, device=ArrayBackend(np, "twin"), **kwargs).fit(background).explain(X)
     np.testing.assert_allclose(twin.values, cpu.values, atol=1e-13)
@@ -109,14 +109,14 @@ def test_cuda_masked_rows_kernel_equals_numpy_twin():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("sampler", ["antithetic", "orthogonal", "sbq", "stratified"])
-def test_cuda_explainer_equals_cpu_with_xgboost(sampler):
+@pytest.mark.parametrize("algorithm", ["antithetic", "orthogonal", "sbq", "stratified"])
+def test_cuda_explainer_equals_cpu_with_xgboost(algorithm):
     xgboost = pytest.importorskip("xgboost")
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 8))
     y = X[:, 0] * X[:, 1] + X[:, 2]
     model = xgboost.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
-    kwargs = dict(sampler=sampler, max_evals=520, random_state=0, background_size=50)
+    kwargs = dict(algorithm=algorithm, max_evals=520, random_state=0, background_size=50)
     cpu = PermutationShapExplainer(model, device="cpu", **kwargs).fit(X).explain(X[:10])
     gpu = PermutationShapExplainer(model, device="cuda", **kwargs).fit(X).explain(X[:10])
     np.testing.assert_allclose(gpu.values, cpu.values, atol=1e-5)

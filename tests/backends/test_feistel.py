@@ -10,7 +10,7 @@ from scipy.special import erfinv
 
 from sklearn_shapq.backends import ArrayBackend, CpuBackend, _array_ops
 from sklearn_shapq.backends._feistel import (
-    ROUNDS,
+    FEISTEL_ROUNDS,
     domain_bits,
     ordering_keys,
     variable_philox,
@@ -23,7 +23,7 @@ ALPHA = 1e-3
 FEATURE_COUNTS = [1, 2, 3, 5, 10, 100, 257, 1000]
 
 
-def _random_keys(seed, n_rows, rounds=ROUNDS):
+def _random_keys(seed, n_rows, rounds=FEISTEL_ROUNDS):
     return np.random.default_rng(seed).integers(0, 2**32, size=(n_rows, rounds), dtype=np.uint32)
 
 
@@ -50,10 +50,10 @@ def _reference_key(seed, counter, r):
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
         return z ^ (z >> 31)
 
-    return mix64((mix64(seed) + (counter * ROUNDS + r + 1) * 0x9E3779B97F4A7C15) % 2**64) % 2**32
+    return mix64((mix64(seed) + (counter * FEISTEL_ROUNDS + r + 1) * 0x9E3779B97F4A7C15) % 2**64) % 2**32
 
 
-def _orderings(seed, n, d, rounds=ROUNDS):
+def _orderings(seed, n, d, rounds=FEISTEL_ROUNDS):
     return CPU.keyed_orderings(ordering_keys(seed, np.arange(n))[:, :rounds], d)
 
 
@@ -101,7 +101,7 @@ def test_domain_bits():
 
 
 @pytest.mark.parametrize("d", FEATURE_COUNTS)
-@pytest.mark.parametrize("rounds", [ROUNDS, 3])
+@pytest.mark.parametrize("rounds", [FEISTEL_ROUNDS, 3])
 def test_cpu_kernel_equals_numpy_twin(d, rounds):
     keys = _random_keys(d + rounds, 48, rounds)
     cpu = CPU.keyed_orderings(keys, d)
@@ -128,7 +128,7 @@ def test_numpy_twin_in_blocks(monkeypatch):
 @pytest.mark.parametrize("backend", [CPU, TWIN], ids=["cpu", "twin"])
 def test_edge_cases(backend):
     np.testing.assert_array_equal(backend.keyed_orderings(_random_keys(0, 6), 1), np.zeros((6, 1)))
-    assert backend.keyed_orderings(np.empty((0, ROUNDS), dtype=np.uint32), 4).shape == (0, 4)
+    assert backend.keyed_orderings(np.empty((0, FEISTEL_ROUNDS), dtype=np.uint32), 4).shape == (0, 4)
     with pytest.raises(ValueError, match="shape"):
         backend.keyed_orderings(_random_keys(0, 1)[0], 4)
     with pytest.raises(ValueError, match="at least 1"):
@@ -141,8 +141,8 @@ def test_edge_cases(backend):
 def test_ordering_keys_follow_the_documented_formula():
     seed, counters = 2**64 - 5, [0, 1, 7, 2**40 + 3]
     keys = ordering_keys(seed, np.array(counters))
-    assert keys.dtype == np.uint32 and keys.shape == (4, ROUNDS)
-    expected = [[_reference_key(seed, c, r) for r in range(ROUNDS)] for c in counters]
+    assert keys.dtype == np.uint32 and keys.shape == (4, FEISTEL_ROUNDS)
+    expected = [[_reference_key(seed, c, r) for r in range(FEISTEL_ROUNDS)] for c in counters]
     assert keys.tolist() == expected
 
 
@@ -193,13 +193,13 @@ def _permutation_counts(orderings, d):
 
 
 @pytest.mark.parametrize("d", [4, 5])
-@pytest.mark.parametrize("rounds, uniform", [(ROUNDS, True), (2, False)])
+@pytest.mark.parametrize("rounds, uniform", [(FEISTEL_ROUNDS, True), (2, False)])
 def test_chi_square_over_all_orderings(d, rounds, uniform):
     counts = _permutation_counts(_orderings(d, 60 * math.factorial(d), d, rounds), d)
     assert (stats.chisquare(counts).pvalue > ALPHA) == uniform
 
 
-@pytest.mark.parametrize("rounds, uniform", [(ROUNDS, True), (2, False)])
+@pytest.mark.parametrize("rounds, uniform", [(FEISTEL_ROUNDS, True), (2, False)])
 def test_each_position_is_uniform(rounds, uniform):
     d = 10
     orderings = _orderings(21, 6000, d, rounds)
@@ -243,7 +243,7 @@ def test_mallows_expectation_by_brute_force():
 
 
 @pytest.mark.parametrize("d, n", [(5, 20000), (100, 10000)])
-@pytest.mark.parametrize("rounds, uniform", [(ROUNDS, True), (2, False)])
+@pytest.mark.parametrize("rounds, uniform", [(FEISTEL_ROUNDS, True), (2, False)])
 def test_mallows_mmd(d, n, rounds, uniform):
     stat, threshold = _mallows_mmd_test(_orderings(100 + d, n, d, rounds))
     assert (stat < threshold) == uniform
@@ -269,7 +269,7 @@ def test_cuda_orderings_equal_cpu():
     keys = _random_keys(9, 5, 3)  # 3 rounds
     expected = CPU.keyed_orderings(keys, 40)
     np.testing.assert_array_equal(cupy.asnumpy(gpu.keyed_orderings(cupy.asarray(keys), 40)), expected)
-    assert gpu.keyed_orderings(cupy.empty((0, ROUNDS), dtype=cupy.uint32), 7).shape == (0, 7)
+    assert gpu.keyed_orderings(cupy.empty((0, FEISTEL_ROUNDS), dtype=cupy.uint32), 7).shape == (0, 7)
     for bits in (1, 9, 33, 64):
         values = np.random.default_rng(bits).integers(0, 2**bits, size=(5, 64), dtype=np.uint64)
         keys = _random_keys(bits, 5)

@@ -299,7 +299,7 @@ def test_malformed_calls_are_refused():
             backend.product_kernel_shapley(x, anchors, None, kinds, gammas, np.ones((2, 4, 1)), "quadrature")
         with pytest.raises(ValueError, match="kinds"):
             backend.product_kernel_shapley(x, anchors, None, kinds[:2], gammas, np.ones((1, 4, 1)), "quadrature")
-        with pytest.raises(ValueError, match="method"):
+        with pytest.raises(ValueError, match="algorithm"):
             backend.product_kernel_shapley(x, anchors, None, kinds, gammas, np.ones((1, 4, 1)), "auto")
         for players in (np.array([0, 1]), np.array([0, 2, 2]), np.array([0.0, 1.0, 1.0])):  # length, gap, floats
             with pytest.raises(ValueError, match="players"):

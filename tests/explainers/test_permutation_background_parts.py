@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from sklearn_shapq import PermutationShapExplainer
-from sklearn_shapq.algorithms._moments import satterthwaite_dof
+from sklearn_shapq.algorithms import satterthwaite_dof
 
 from game_helpers import pairwise_model, polynomial_setup, truth
 
@@ -23,7 +23,7 @@ def test_split_estimates_are_unbiased_efficient_and_more_accurate_for_the_same_m
     for seed in range(30):
         for parts, values in runs.items():
             explanation = explain(
-                f, background, X, sampler="leverage", max_evals=60, background_parts=parts, random_state=seed
+                f, background, X, algorithm="leverage", max_evals=60, background_parts=parts, random_state=seed
             )
             np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, f(X), atol=1e-10)
             assert explanation.diagnostics["background_parts"] == parts
@@ -37,25 +37,25 @@ def test_split_estimates_are_unbiased_efficient_and_more_accurate_for_the_same_m
     assert np.all(np.abs(mean_split - exact) < 4.5 * standard_error + 1e-12)
 
 
-@pytest.mark.parametrize("sampler", ["leverage", "antithetic"])
-def test_split_estimates_are_exact_for_pairwise_interactions(sampler):
+@pytest.mark.parametrize("algorithm", ["leverage", "antithetic"])
+def test_split_estimates_are_exact_for_pairwise_interactions(algorithm):
     """Every part's game has interactions of order two at most, which both estimators get exactly."""
     rng = np.random.default_rng(3)
     f, background, X = pairwise_model(7, rng), rng.normal(size=(6, 7)), rng.normal(size=(2, 7))
-    explanation = explain(f, background, X, sampler=sampler, max_evals=40, background_parts=6, random_state=0)
+    explanation = explain(f, background, X, algorithm=algorithm, max_evals=40, background_parts=6, random_state=0)
     np.testing.assert_allclose(explanation.values, truth(f, X, background), atol=1e-9)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("sampler", "max_evals"), [("leverage", 44), ("kernel", 60)])
-def test_95_percent_intervals_of_split_estimates_cover_the_exact_values(sampler, max_evals):
+@pytest.mark.parametrize(("algorithm", "max_evals"), [("leverage", 44), ("kernel", 60)])
+def test_95_percent_intervals_of_split_estimates_cover_the_exact_values(algorithm, max_evals):
     """The regressions' jackknife errors, summed over 10 parts (Satterthwaite degrees of freedom)."""
     f, background, X = polynomial_setup(5, 8, order=3, n_background=10, n_rows=6)
     exact = truth(f, X, background)
     covered = []
     for seed in range(40):
         explanation = explain(
-            f, background, X, sampler=sampler, max_evals=max_evals, background_parts=10, random_state=seed
+            f, background, X, algorithm=algorithm, max_evals=max_evals, background_parts=10, random_state=seed
         )
         covered.append((explanation.lower_bounds <= exact) & (exact <= explanation.upper_bounds))
     assert 0.93 <= np.mean(covered) <= 1.0
@@ -63,7 +63,7 @@ def test_95_percent_intervals_of_split_estimates_cover_the_exact_values(sampler,
 
 def test_intervals_use_the_satterthwaite_degrees_of_freedom_of_the_parts():
     f, background, X = polynomial_setup(2, 6, order=3, n_background=4, n_rows=2)
-    explanation = explain(f, background, X, sampler="leverage", max_evals=30, background_parts=4, random_state=0)
+    explanation = explain(f, background, X, algorithm="leverage", max_evals=30, background_parts=4, random_state=0)
     dof = (explanation.upper_bounds - explanation.values) / explanation.error_std
     assert np.all(dof > student_t.ppf(0.975, 1000)) and np.all(dof < student_t.ppf(0.975, 9))  # above one part's 9
 
@@ -77,7 +77,7 @@ def test_satterthwaite_pools_the_parts_degrees_of_freedom():
 
 def test_a_row_alone_equals_the_row_in_a_batch_with_parts():
     f, background, X = polynomial_setup(4, 8, order=3, n_background=6, n_rows=3)
-    options = {"sampler": "leverage", "max_evals": 50, "background_parts": 3, "random_state": 2}
+    options = {"algorithm": "leverage", "max_evals": 50, "background_parts": 3, "random_state": 2}
     together = explain(f, background, X[[0, 1, 0, 2]], **options)
     alone = explain(f, background, X[[1]], **options)
     np.testing.assert_array_equal(together.values[1], alone.values[0])
@@ -88,17 +88,17 @@ def test_a_row_alone_equals_the_row_in_a_batch_with_parts():
 def test_auto_splits_sampled_estimates_and_not_exact_ones():
     f, background, X = polynomial_setup(6, 12, order=3, n_background=20, n_rows=2)
     explainer = PermutationShapExplainer(f, max_evals=200, background_size=None, progress=False).fit(background)
-    assert (explainer.sampler_, explainer.background_parts_) == ("leverage", 10)  # 20 · 10 / 12: the divisor below
+    assert (explainer.algorithm_, explainer.background_parts_) == ("leverage", 10)  # 20 · 10 / 12: the divisor below
     exact = PermutationShapExplainer(f, max_evals=5000, background_size=None, progress=False).fit(background)
-    assert (exact.sampler_, exact.background_parts_) == ("exact", 1)
+    assert (exact.algorithm_, exact.background_parts_) == ("exact", 1)
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         ({"background_parts": 7}, "background_parts=7 must divide the 20 background rows"),
-        ({"background_parts": 2, "sampler": "sbq"}, "shared by every game"),
-        ({"background_parts": 2, "sampler": "orthogonal", "tol": 0.1}, "no early stopping"),
+        ({"background_parts": 2, "algorithm": "sbq"}, "shared by every game"),
+        ({"background_parts": 2, "algorithm": "orthogonal", "tol": 0.1}, "no early stopping"),
         ({"background_parts": 0}, "background_parts"),
         ({"background_parts": "all"}, "background_parts"),
     ],

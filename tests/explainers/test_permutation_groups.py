@@ -16,7 +16,7 @@ def test_groups_on_a_raw_table_are_exact_against_brute_force_over_groups():
     groups = {"work": ["workclass", "hours"], "person": [0, "married"]}  # by name and by index
     background, rows = frame.iloc[:30], frame.iloc[[80, 81]]
     explainer = PermutationShapExplainer(
-        model, sampler="exact", feature_groups=groups, background_size=None, progress=False
+        model, algorithm="exact", feature_groups=groups, background_size=None, progress=False
     ).fit(background)
     explanation = explainer.explain(rows)
     players = [[0, 4], [1, 3], [2]]  # ordered by their first column: person (age), work (workclass), education
@@ -46,15 +46,21 @@ def test_groups_on_a_raw_table_are_exact_against_brute_force_over_groups():
     assert np.isnan(explanation.data[:, :2]).all() and explanation.display_data[0, 2] == rows.education.iloc[0]
 
 
-@pytest.mark.parametrize("sampler", ["antithetic", "orthogonal", "sbq", "owen"])
-def test_groups_with_sampled_estimators_on_arrays(sampler):
+@pytest.mark.parametrize("algorithm", ["antithetic", "orthogonal", "sbq", "owen"])
+def test_groups_with_sampled_estimators_on_arrays(algorithm):
     rng = np.random.default_rng(12)
     d = 7
     f = random_polynomial_model(d, rng)
     X = rng.normal(size=(40, d))
     groups = {"g": [1, 4, 6], "h": [2, 3]}
     explainer = PermutationShapExplainer(
-        f, sampler=sampler, max_evals=2000, feature_groups=groups, background_size=None, random_state=0, progress=False
+        f,
+        algorithm=algorithm,
+        max_evals=2000,
+        feature_groups=groups,
+        background_size=None,
+        random_state=0,
+        progress=False,
     ).fit(X[:20])
     explanation = explainer.explain(X[20:22])
     assert explanation.feature_names == ["x0", "g", "h", "x5"]
@@ -75,8 +81,8 @@ def test_a_linear_model_gives_each_group_the_sum_of_its_columns():
     rng = np.random.default_rng(13)
     X = rng.normal(size=(60, 5))
     model = LinearRegression().fit(X, X @ [1.0, -2.0, 0.5, 3.0, 1.5])
-    plain = PermutationShapExplainer(model, sampler="exact", progress=False).fit(X).explain(X[:3])
-    grouped = PermutationShapExplainer(model, sampler="exact", feature_groups={"ab": [0, 1]}, progress=False)
+    plain = PermutationShapExplainer(model, algorithm="exact", progress=False).fit(X).explain(X[:3])
+    grouped = PermutationShapExplainer(model, algorithm="exact", feature_groups={"ab": [0, 1]}, progress=False)
     values = grouped.fit(X).explain(X[:3]).values
     np.testing.assert_allclose(values[:, 0], plain.values[:, :2].sum(1), atol=1e-10)
     np.testing.assert_allclose(values[:, 1:], plain.values[:, 2:], atol=1e-10)

@@ -24,12 +24,14 @@ def diabetes():
     return X, model
 
 
-@pytest.mark.parametrize("sampler", SAMPLERS)
-def test_a_row_alone_equals_the_row_anywhere_in_any_batch(diabetes, sampler):
+@pytest.mark.parametrize("algorithm", SAMPLERS)
+def test_a_row_alone_equals_the_row_anywhere_in_any_batch(diabetes, algorithm):
     """Bit-identical values whatever the row's position, batch, block size, or company; duplicates agree."""
     X, model = diabetes
-    budget = 1000 if sampler == "stratified" else 400  # stratified needs 8 d² = 800
-    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=budget, background_size=20, random_state=7)
+    budget = 1000 if algorithm == "stratified" else 400  # stratified needs 8 d² = 800
+    explainer = PermutationShapExplainer(
+        model, algorithm=algorithm, max_evals=budget, background_size=20, random_state=7
+    )
     explainer.fit(X)
     alone = explainer.explain(X[[3]]).values[0]
     batch = explainer.explain(X[[0, 1, 2, 3, 4, 3]]).values
@@ -45,7 +47,9 @@ def test_a_row_alone_equals_the_row_anywhere_in_any_batch(diabetes, sampler):
 def test_rows_in_many_blocks_equal_rows_alone(diabetes):
     """More rows than fit one block: every block gives each row its own values."""
     X, model = diabetes
-    explainer = PermutationShapExplainer(model, sampler="orthogonal", max_evals=200, background_size=5, random_state=1)
+    explainer = PermutationShapExplainer(
+        model, algorithm="orthogonal", max_evals=200, background_size=5, random_state=1
+    )
     explainer.fit(X)
     many = explainer.set_params(batch_size=5 * 50).explain(X[:60]).values
     for row in (0, 31, 59):
@@ -66,19 +70,27 @@ def test_a_block_holds_games_for_the_threads_when_one_model_call_holds_one_game(
 
     monkeypatch.setattr(LeverageAlgorithm, "estimate", recorded)
     explainer = PermutationShapExplainer(
-        model, sampler="leverage", max_evals=100, background_size=20, background_parts=1, batch_size=20, random_state=1
+        model,
+        algorithm="leverage",
+        max_evals=100,
+        background_size=20,
+        background_parts=1,
+        batch_size=20,
+        random_state=1,
     ).fit(X)
     explainer.explain(X[:20])
     assert sizes == [8, 8, 4]
 
 
-@pytest.mark.parametrize("sampler", ["exact", "sbq", "orthogonal", "owen", "stratified"])
-def test_explain_changes_no_attribute_and_runs_from_threads(diabetes, sampler):
+@pytest.mark.parametrize("algorithm", ["exact", "sbq", "orthogonal", "owen", "stratified"])
+def test_explain_changes_no_attribute_and_runs_from_threads(diabetes, algorithm):
     X, model = diabetes
-    data = X[:, :6] if sampler == "exact" else X
-    budget = {"exact": "auto", "stratified": 1000}.get(sampler, 400)
-    target = (lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 5]) if sampler == "exact" else model
-    explainer = PermutationShapExplainer(target, sampler=sampler, max_evals=budget, background_size=10, random_state=2)
+    data = X[:, :6] if algorithm == "exact" else X
+    budget = {"exact": "auto", "stratified": 1000}.get(algorithm, 400)
+    target = (lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 5]) if algorithm == "exact" else model
+    explainer = PermutationShapExplainer(
+        target, algorithm=algorithm, max_evals=budget, background_size=10, random_state=2
+    )
     explainer.fit(data)
     before = copy.deepcopy(vars(explainer))
     serial = explainer.explain(data[:4]).values
@@ -100,12 +112,12 @@ def test_any_budget_runs_in_bounded_memory_or_is_refused_before_any_work(diabete
         return Z @ np.arange(1.0, 11.0)
 
     tracemalloc.start()  # planning a billion evaluations holds nothing of the budget's size
-    huge = SHAPLEY_ALGORITHMS["orthogonal"]("orthogonal", 10**9, 10, 0)
+    huge = SHAPLEY_ALGORITHMS["orthogonal"](10**9, 10, 0)
     assert huge.n_evals > 10**9 - 20 and tracemalloc.get_traced_memory()[1] < 2**20
     tracemalloc.stop()
     peaks = []
     for n_orderings in (100_000, 400_000):  # 400,000 orderings at once would be 290 MiB of masked rows and gains
-        explainer = PermutationShapExplainer(linear, sampler="mc", max_evals=2 + 9 * n_orderings, background_size=1)
+        explainer = PermutationShapExplainer(linear, algorithm="mc", max_evals=2 + 9 * n_orderings, background_size=1)
         explainer.fit(X)
         tracemalloc.start()
         explanation = explainer.explain(X[:1])
@@ -115,12 +127,12 @@ def test_any_budget_runs_in_bounded_memory_or_is_refused_before_any_work(diabete
         np.testing.assert_allclose(explanation.values[0], expected, atol=1e-9)
         assert explanation.diagnostics["n_evals"][0] == 2 + 9 * n_orderings
     assert peaks[1] < 1.2 * peaks[0] and peaks[1] < 160 * 2**20, peaks  # one chunk, whatever the budget
-    for sampler in ("sobol", "herding", "sbq"):  # one shared design of ~10^8 orderings cannot be held
+    for algorithm in ("sobol", "herding", "sbq"):  # one shared design of ~10^8 orderings cannot be held
         with pytest.raises(ValueError, match="lower max_evals|at most"):
-            PermutationShapExplainer(linear, sampler=sampler, max_evals=10**9).fit(X)
+            PermutationShapExplainer(linear, algorithm=algorithm, max_evals=10**9).fit(X)
     calls.clear()
     with pytest.raises(ValueError, match="d <= 30"):
-        PermutationShapExplainer(linear, sampler="exact", max_evals=10**9).fit(np.zeros((3, 31)))
+        PermutationShapExplainer(linear, algorithm="exact", max_evals=10**9).fit(np.zeros((3, 31)))
     assert not calls  # refused before the model was called
 
 
@@ -136,23 +148,23 @@ class CountingModel:
         return Z @ self.coef
 
 
-@pytest.mark.parametrize("sampler", ["exact", "antithetic", "sbq", "owen", "stratified"])
-def test_diagnostics_count_what_the_model_received(sampler):
+@pytest.mark.parametrize("algorithm", ["exact", "antithetic", "sbq", "owen", "stratified"])
+def test_diagnostics_count_what_the_model_received(algorithm):
     rng = np.random.default_rng(0)
     d, n_background, n_rows = 4, 6, 3
     X = rng.normal(size=(40, d))
     model = CountingModel(d)
-    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=200, background_size=n_background)
+    explainer = PermutationShapExplainer(model, algorithm=algorithm, max_evals=200, background_size=n_background)
     explainer.fit(X)
     assert model.rows == n_background  # fit: v(∅) over the background, once
     model.rows = 0
     explanation = explainer.explain(X[:n_rows])
     diagnostics = explanation.diagnostics
     n_evals = diagnostics["n_evals"]
-    cached = 0 if sampler in ("owen", "stratified") else 2  # walks and exact reuse v(∅) and v(N)
+    cached = 0 if algorithm in ("owen", "stratified") else 2  # walks and exact reuse v(∅) and v(N)
     checked = n_background  # explain predicts the background once: is the model still the one of fit?
     assert diagnostics["n_model_rows"] == model.rows == n_rows * (1 + (n_evals[0] - cached) * n_background) + checked
-    assert (n_evals <= explainer.max_evals_).all() and diagnostics["sampler"] == sampler
+    assert (n_evals <= explainer.max_evals_).all() and diagnostics["algorithm"] == algorithm
     np.testing.assert_allclose(explanation.base_values, (explainer.background_ @ model.coef).mean())
 
 
@@ -161,14 +173,14 @@ def test_early_stopping_reports_each_rows_evaluations_and_refuses_samplers_witho
     X = rng.normal(size=(30, 5))
     noisy = lambda Z: np.sin(3 * Z[:, 0] * Z[:, 1]) + Z[:, 2] * Z[:, 3] * Z[:, 4]  # noqa: E731
     rows = np.vstack([np.zeros(5), X[:3]])  # a row at the origin has a near-deterministic game
-    loose = PermutationShapExplainer(noisy, sampler="mc", max_evals=2 + 400 * 4, tol=10.0, random_state=0).fit(X)
+    loose = PermutationShapExplainer(noisy, algorithm="mc", max_evals=2 + 400 * 4, tol=10.0, random_state=0).fit(X)
     stopped = loose.explain(rows).diagnostics["n_evals"]
     assert (stopped == 2 + 40 * 4).all()  # every row stops at the first check: 400 / 10 rounds = 40 units
-    full = PermutationShapExplainer(noisy, sampler="mc", max_evals=2 + 400 * 4, random_state=0).fit(X)
+    full = PermutationShapExplainer(noisy, algorithm="mc", max_evals=2 + 400 * 4, random_state=0).fit(X)
     assert (full.explain(rows).diagnostics["n_evals"] == 2 + 400 * 4).all()
-    for sampler in ("owen", "owen_halved", "stratified", "exact"):
+    for algorithm in ("owen", "owen_halved", "stratified", "exact"):
         with pytest.raises(ValueError, match="early stopping"):
-            PermutationShapExplainer(noisy, sampler=sampler, max_evals=500, tol=0.1).fit(X)
+            PermutationShapExplainer(noisy, algorithm=algorithm, max_evals=500, tol=0.1).fit(X)
 
 
 def test_intervals_use_students_t_on_the_units_degrees_of_freedom():
@@ -177,7 +189,7 @@ def test_intervals_use_students_t_on_the_units_degrees_of_freedom():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(30, 4))
     f = lambda Z: Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3]  # noqa: E731
-    explainer = PermutationShapExplainer(f, sampler="owen", max_evals=200, random_state=0, background_parts=1)
+    explainer = PermutationShapExplainer(f, algorithm="owen", max_evals=200, random_state=0, background_parts=1)
     explanation = explainer.fit(X).explain(X[:2])
     half = explanation.upper_bounds - explanation.values
     np.testing.assert_allclose(half, student_t.ppf(0.975, 1) * explanation.error_std)  # two runs: 1 dof
@@ -185,7 +197,7 @@ def test_intervals_use_students_t_on_the_units_degrees_of_freedom():
 
 def test_values_do_not_depend_on_batch_size_or_threads(diabetes):
     X, model = diabetes
-    base = dict(sampler="orthogonal", max_evals=300, background_size=15, random_state=3)
+    base = dict(algorithm="orthogonal", max_evals=300, background_size=15, random_state=3)
     reference = PermutationShapExplainer(model, **base).fit(X).explain(X[:7]).values
     for options in (dict(batch_size=15), dict(batch_size=1000), dict(n_jobs=2), dict(n_jobs=-1, batch_size=45)):
         values = PermutationShapExplainer(model, **base, **options).fit(X).explain(X[:7]).values

@@ -11,7 +11,7 @@ def _model(Z):
 
 def _explainer(**kwargs):
     rng = np.random.default_rng(0)
-    params = dict(sampler="mc", max_evals=60, background_size=20) | kwargs
+    params = dict(algorithm="mc", max_evals=60, background_size=20) | kwargs
     return PermutationShapExplainer(_model, **params).fit(rng.normal(size=(100, 6))), rng.normal(size=(8, 6))
 
 

@@ -29,7 +29,7 @@ def test_pipeline_on_strings_with_missing_entries_is_exact():
     frame, y = people(300)
     model = census_pipeline(frame, y)
     background, rows = frame.iloc[:40], frame.iloc[[50, 51, 57]]
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, random_state=0, progress=False)
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=None, random_state=0, progress=False)
     explanation = explainer.fit(background).explain(rows)
     expected = brute_force_rows(model.decision_function, rows, background)
     np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
@@ -46,7 +46,7 @@ def test_category_dtype_model_is_exact():
     frame = frame.drop(columns="workclass")
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", max_iter=20, random_state=0).fit(frame, y)
     background, rows = frame.iloc[:30], frame.iloc[[100, 101]]
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=None, progress=False).fit(background)
     explanation = explainer.explain(rows)
     np.testing.assert_allclose(
         explanation.values, brute_force_rows(model.decision_function, rows, background), atol=1e-10
@@ -60,7 +60,7 @@ def test_xgboost_with_categories_from_a_dataframe():
         frame, y
     )
     background, rows = frame.iloc[:25], frame.iloc[[200, 201]]
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=None, progress=False).fit(background)
     margin = lambda data: model.predict(data, output_margin=True)  # noqa: E731
     np.testing.assert_allclose(explainer.explain(rows).values, brute_force_rows(margin, rows, background), atol=1e-6)
 
@@ -84,7 +84,7 @@ def test_boosters_take_missing_values_exactly(diabetes_with_missing, kind):
         model = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X, y)
     background, rows = X[:30], X[[40, 41, 42]]
     assert np.isnan(rows).any() and np.isnan(background).any()
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=None, progress=False).fit(background)
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=None, progress=False).fit(background)
     explanation = explainer.explain(rows)
     columns = [f"c{j}" for j in range(X.shape[1])]
     frame = lambda a: pd.DataFrame(a, columns=columns)  # noqa: E731
@@ -98,16 +98,16 @@ def test_boosters_take_missing_values_exactly(diabetes_with_missing, kind):
         )
 
 
-@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ALGORITHMS))
-def test_every_sampler_on_a_raw_table(sampler):
+@pytest.mark.parametrize("algorithm", sorted(SHAPLEY_ALGORITHMS))
+def test_every_sampler_on_a_raw_table(algorithm):
     """Efficiency to rounding for the efficient samplers; the others (Owen, stratified) within their error bars."""
     frame, y = people(200, seed=3)
     model = census_pipeline(frame, y)
-    explainer = PermutationShapExplainer(model, sampler=sampler, max_evals=400, random_state=0, progress=False)
+    explainer = PermutationShapExplainer(model, algorithm=algorithm, max_evals=400, random_state=0, progress=False)
     explanation = explainer.fit(frame.iloc[:50]).explain(frame.iloc[100:104])
     total = explanation.values.sum(1) + explanation.base_values
     target = model.decision_function(frame.iloc[100:104])
-    if SHAPLEY_ALGORITHMS[sampler].efficient:
+    if SHAPLEY_ALGORITHMS[algorithm].efficient:
         np.testing.assert_allclose(total, target, atol=1e-10)
     else:
         assert (np.abs(total - target) <= 6 * np.sqrt((explanation.error_std**2).sum(1)) + 1e-9).all()
@@ -117,7 +117,7 @@ def test_a_row_alone_equals_the_row_in_a_batch_with_unseen_strings():
     """Keys hash a string's value, not its code: a level first seen in the batch changes nothing."""
     frame, y = people(200, seed=4)
     model = census_pipeline(frame, y)
-    explainer = PermutationShapExplainer(model, sampler="mc", max_evals=60, random_state=0, progress=False)
+    explainer = PermutationShapExplainer(model, algorithm="mc", max_evals=60, random_state=0, progress=False)
     explainer.fit(frame.iloc[:50].assign(workclass="private"))
     rows = frame.iloc[[60, 61, 62, 63]].copy()
     rows["workclass"] = ["unseen", "self", "gov", "self"]
@@ -157,7 +157,7 @@ def test_a_callable_takes_missing_values_only_when_it_says_so():
     f = lambda Z: np.nansum(Z, axis=1)  # noqa: E731
     with pytest.raises(ValueError, match="missing values .* Pass allow_nan=True"):
         PermutationShapExplainer(f, progress=False).fit(X)
-    explanation = PermutationShapExplainer(f, allow_nan=True, sampler="exact", progress=False).fit(X).explain(X)
+    explanation = PermutationShapExplainer(f, allow_nan=True, algorithm="exact", progress=False).fit(X).explain(X)
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, f(X))
 
 
@@ -205,7 +205,7 @@ def test_float_dataframes_keep_the_fast_path():
     frame, y = people(60, seed=10)
     numbers = frame[["age", "hours"]].astype(float).fillna(40.0)
     model = LinearRegression().fit(numbers, y)
-    explainer = PermutationShapExplainer(model, sampler="exact", progress=False).fit(numbers)
+    explainer = PermutationShapExplainer(model, algorithm="exact", progress=False).fit(numbers)
     assert explainer._codec is None
     explanation = explainer.explain(numbers.iloc[:3])
     assert explanation.display_data is None
@@ -222,7 +222,7 @@ def test_int_and_bool_columns_reach_the_model_with_their_dtypes():
         return rows["age"].to_numpy() / 10.0 + 2.0 * rows["married"].to_numpy()
 
     explanation = (
-        PermutationShapExplainer(model, sampler="exact", progress=False).fit(numbers).explain(numbers.iloc[:3])
+        PermutationShapExplainer(model, algorithm="exact", progress=False).fit(numbers).explain(numbers.iloc[:3])
     )
     assert set(seen) == {("int64", "bool")}
     expected = np.column_stack(
@@ -272,7 +272,7 @@ def test_distinct_missing_values_reach_the_model_as_they_were():
         kind = frame["c"].map(lambda v: 5.0 if v is None else (7.0 if isinstance(v, float) else 0.0))
         return kind.to_numpy() + frame["x"].to_numpy()
 
-    explainer = PermutationShapExplainer(f, allow_nan=True, sampler="exact", progress=False).fit(background)
+    explainer = PermutationShapExplainer(f, allow_nan=True, algorithm="exact", progress=False).fit(background)
     assert explainer.expected_value_ == pytest.approx(f(background).mean())
     rows = pd.DataFrame({"c": pd.Series([None, np.nan, "a"], dtype=object), "x": [0.0, 0, 0]})
     explanation = explainer.explain(rows)
@@ -282,7 +282,7 @@ def test_distinct_missing_values_reach_the_model_as_they_were():
 def _exact_against_brute_force(predict, background, rows, **params):
     """Exact values of ``rows`` as passed, against brute force on the background cast to their dtypes."""
     explainer = PermutationShapExplainer(
-        predict, sampler="exact", background_size=None, random_state=0, progress=False, **params
+        predict, algorithm="exact", background_size=None, random_state=0, progress=False, **params
     )
     explanation = explainer.fit(background).explain(rows)
     cast = background.astype(object).astype(dict(rows.dtypes))  # via objects: categories take the new order

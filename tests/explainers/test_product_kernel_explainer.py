@@ -110,7 +110,7 @@ def test_interventional_equals_exact_enumeration(regression):
     model = make_pipeline(StandardScaler(), SVR(C=10.0, gamma=0.3)).fit(X, y)
     background = X[:12]
     ours = ProductKernelShapExplainer(model, value_function="interventional", background_size=None).fit(background)
-    exact = PermutationShapExplainer(model, sampler="exact", background_size=None).fit(background)
+    exact = PermutationShapExplainer(model, algorithm="exact", background_size=None).fit(background)
     x = X[40:43]
     phi = ours.explain(x)
     np.testing.assert_allclose(phi.values, exact.explain(x).values, atol=1e-9)
@@ -136,7 +136,7 @@ def test_all_methods_agree_on_a_model(regression, value_function):
     X, y = regression
     model = GaussianProcessRegressor(ConstantKernel(2.0) * RBF(np.linspace(0.5, 2, D)), optimizer=None).fit(X, y)
     results = [
-        ProductKernelShapExplainer(model, value_function=value_function, method=m, background_size=8, random_state=0)
+        ProductKernelShapExplainer(model, value_function=value_function, algorithm=m, background_size=8, random_state=0)
         .fit(X)
         .shap_values(X[:4])
         for m in ("auto", "prefix_suffix", "quadrature", "brute_force")
@@ -184,7 +184,7 @@ def test_feature_groups_match_brute_force_of_the_grouped_game(feature_groups, pl
         gamma=gammas,
         intercept=intercept,
         value_function=value_function,
-        method=method,
+        algorithm=method,
         background_size=None,
         feature_groups=feature_groups,
     ).fit(background)
@@ -321,13 +321,13 @@ def test_method_is_resolved_in_fit():
         (4, "brute_force", "brute_force"),
         (4, "quadrature", "quadrature"),
     ]:
-        explainer = ProductKernelShapExplainer.from_dual(rng.normal(size=3), rng.normal(size=(3, d)), method=method)
+        explainer = ProductKernelShapExplainer.from_dual(rng.normal(size=3), rng.normal(size=(3, d)), algorithm=method)
         fitted = explainer.fit()
-        assert fitted.method_ == expected and fitted.device_ == "cpu"
+        assert fitted.algorithm_ == expected and fitted.device_ == "cpu"
     with pytest.raises(ValueError, match="brute_force"):
-        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 20)), method="brute_force").fit()
+        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 20)), algorithm="brute_force").fit()
     with pytest.raises(ValueError, match="overflows"):
-        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 1001)), method="prefix_suffix").fit()
+        ProductKernelShapExplainer.from_dual(np.ones(3), np.zeros((3, 1001)), algorithm="prefix_suffix").fit()
 
 
 @pytest.mark.parametrize("value_function", ["pkex", "baseline", "interventional"])
@@ -433,7 +433,7 @@ def test_cuda_equals_cpu(regression, value_function):
     model = SVR().fit(X, y)
     cuda = ProductKernelShapExplainer(model, value_function=value_function, device="cuda", background_size=10).fit(X)
     cpu = ProductKernelShapExplainer(model, value_function=value_function, background_size=10).fit(X)
-    assert cuda.device_ == "cuda:0" and cuda.method_ == "quadrature"
+    assert cuda.device_ == "cuda:0" and cuda.algorithm_ == "quadrature"
     np.testing.assert_allclose(cuda.shap_values(X[:9]), cpu.shap_values(X[:9]), rtol=1e-10, atol=1e-12)
     assert cuda.expected_value_ == pytest.approx(cpu.expected_value_, rel=1e-12)
 

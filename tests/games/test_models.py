@@ -69,7 +69,7 @@ def cpu():
 def test_linear_regressor_matches_closed_form(regression):
     X, y = regression
     model = Ridge(alpha=1.0).fit(X, y)
-    explainer, exp = _explain(model, X, X[:6], sampler="exact")
+    explainer, exp = _explain(model, X, X[:6], algorithm="exact")
     # interventional Shapley values of a linear model: coef_j (x_j - mean_bg x_j)
     expected = model.coef_ * (X[:6] - explainer.background_.mean(axis=0))
     np.testing.assert_allclose(exp.values, expected, atol=1e-10)
@@ -80,14 +80,14 @@ def test_linear_regressor_matches_closed_form(regression):
     assert exp.output_names is None
 
 
-@pytest.mark.parametrize("sampler", ["exact", "mc", "antithetic"])
-def test_random_forest_regressor_efficiency(regression, sampler):
+@pytest.mark.parametrize("algorithm", ["exact", "mc", "antithetic"])
+def test_random_forest_regressor_efficiency(regression, algorithm):
     X, y = regression
     model = RandomForestRegressor(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
-    explainer, exp = _explain(model, X, X[:5], sampler=sampler, max_evals=40)
-    assert explainer.sampler_ == sampler
+    explainer, exp = _explain(model, X, X[:5], algorithm=algorithm, max_evals=40)
+    assert explainer.algorithm_ == algorithm
     assert exp.values.shape == (5, 5)
-    # every walk telescopes: efficiency is exact whatever the sampler
+    # every walk telescopes: efficiency is exact whatever the algorithm
     assert _efficiency_gap(exp, model.predict(X[:5])) < EFFICIENCY_ATOL
     assert np.abs(exp.values).max() > 1e-3
 
@@ -96,7 +96,7 @@ def test_multi_output_regressor(regression):
     X, y = regression
     Y = np.column_stack([y, X[:, 0] * X[:, 1]])
     model = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(X, Y)
-    explainer, exp = _explain(model, X, X[:4], sampler="exact")
+    explainer, exp = _explain(model, X, X[:4], algorithm="exact")
     assert exp.values.shape == (4, 5, 2)
     assert exp.base_values.shape == (4, 2)
     assert explainer.n_outputs_ == 2
@@ -106,7 +106,7 @@ def test_multi_output_regressor(regression):
     assert _efficiency_gap(exp, model.predict(X[:4])) < EFFICIENCY_ATOL
     # each output is explained exactly as if it were alone
     for j in range(2):
-        _, single = _explain(lambda Z, j=j: model.predict(Z)[:, j], X, X[:4], sampler="exact")
+        _, single = _explain(lambda Z, j=j: model.predict(Z)[:, j], X, X[:4], algorithm="exact")
         np.testing.assert_allclose(exp.values[:, :, j], single.values, atol=1e-12)
 
 
@@ -118,7 +118,7 @@ def test_multi_output_regressor(regression):
 def test_binary_classifier_with_decision_function(binary):
     X, y = binary
     model = LogisticRegression().fit(X, y)
-    explainer, exp = _explain(model, X, X[:6], sampler="exact")
+    explainer, exp = _explain(model, X, X[:6], algorithm="exact")
     assert exp.values.shape == (6, 6)
     assert exp.base_values.shape == (6,)
     assert exp.output_names is None
@@ -128,14 +128,14 @@ def test_binary_classifier_with_decision_function(binary):
     expected = model.coef_[0] * (X[:6] - explainer.background_.mean(axis=0))
     np.testing.assert_allclose(exp.values, expected, atol=1e-10)
     # the log-odds of predict_proba of a logistic regression is its margin
-    _, log_odds = _explain(model, X, X[:6], sampler="exact", output="log_odds")
+    _, log_odds = _explain(model, X, X[:6], algorithm="exact", output="log_odds")
     np.testing.assert_allclose(log_odds.values, exp.values, atol=1e-8)
 
 
 def test_binary_classifier_probability_output(binary):
     X, y = binary
     model = LogisticRegression().fit(X, y)
-    _, exp = _explain(model, X, X[:6], sampler="exact", output="probability")
+    _, exp = _explain(model, X, X[:6], algorithm="exact", output="probability")
     assert exp.values.shape == (6, 6)
     assert _efficiency_gap(exp, model.predict_proba(X[:6])[:, 1]) < EFFICIENCY_ATOL
 
@@ -146,14 +146,14 @@ def test_binary_classifier_without_decision_function(binary):
     assert not hasattr(model, "decision_function")
     proba = model.predict_proba(X[:5])[:, 1]
 
-    explainer, exp = _explain(model, X, X[:5], sampler="exact")
+    explainer, exp = _explain(model, X, X[:5], algorithm="exact")
     assert exp.values.shape == (5, 6)
     assert _efficiency_gap(exp, _log_odds(proba)) < 1e-9
     assert explainer.expected_value_ == pytest.approx(
         _log_odds(model.predict_proba(explainer.background_)[:, 1]).mean(), abs=1e-10
     )
 
-    explainer, exp = _explain(model, X, X[:5], sampler="exact", output="probability")
+    explainer, exp = _explain(model, X, X[:5], algorithm="exact", output="probability")
     assert exp.values.shape == (5, 6)
     assert _efficiency_gap(exp, proba) < EFFICIENCY_ATOL
     assert explainer.expected_value_ == pytest.approx(model.predict_proba(explainer.background_)[:, 1].mean())
@@ -192,7 +192,7 @@ def test_multiclass_classifier_log_odds(iris):
 def test_pipeline(binary):
     X, y = binary
     pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
-    explainer, exp = _explain(pipe, X, X[:6], sampler="exact")
+    explainer, exp = _explain(pipe, X, X[:6], algorithm="exact")
     assert exp.values.shape == (6, 6)
     assert _efficiency_gap(exp, pipe.decision_function(X[:6])) < EFFICIENCY_ATOL
     scaler, lr = pipe[0], pipe[-1]
@@ -239,7 +239,7 @@ def test_callable_single_output(regression):
         seen.append((type(Z), Z.dtype, Z.ndim))
         return Z @ weights
 
-    explainer, exp = _explain(f, X, X[:4], sampler="exact")
+    explainer, exp = _explain(f, X, X[:4], algorithm="exact")
     assert exp.values.shape == (4, 5)
     np.testing.assert_allclose(exp.values, weights * (X[:4] - explainer.background_.mean(axis=0)), atol=1e-10)
     assert set(seen) == {(np.ndarray, np.dtype(np.float64), 2)}
@@ -252,7 +252,7 @@ def test_callable_multi_output(regression):
     def f(Z):
         return np.column_stack([Z.sum(axis=1), Z[:, 0] * Z[:, 1], np.sin(Z[:, 2])])
 
-    explainer, exp = _explain(f, X, X[:4], sampler="antithetic", max_evals=30)
+    explainer, exp = _explain(f, X, X[:4], algorithm="antithetic", max_evals=30)
     assert exp.values.shape == (4, 5, 3)
     assert exp.base_values.shape == (4, 3)
     assert explainer.n_outputs_ == 3
@@ -342,8 +342,8 @@ def test_xgb_regressor_on_dataframe(regression):
     model = xgb.XGBRegressor(n_jobs=1, n_estimators=10, max_depth=3).fit(df, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _, from_frame = _explain(model, df, df[:4], sampler="exact")
-        _, from_array = _explain(model, X, X[:4], sampler="exact")
+        _, from_frame = _explain(model, df, df[:4], algorithm="exact")
+        _, from_array = _explain(model, X, X[:4], algorithm="exact")
     assert from_frame.feature_names == list(df.columns)
     assert from_array.feature_names == list(df.columns)
     np.testing.assert_allclose(from_frame.values, from_array.values, atol=1e-12)
@@ -385,7 +385,7 @@ def test_xgb_multiclass_classifier(iris):
 def test_xgb_booster(regression, iris):
     X, y = regression
     booster = xgb.train({"max_depth": 3, "eta": 0.3, "nthread": 1}, xgb.DMatrix(X, label=y), num_boost_round=10)
-    explainer, exp = _explain(booster, X, X[:4], sampler="exact")
+    explainer, exp = _explain(booster, X, X[:4], algorithm="exact")
     assert exp.values.shape == (4, 5)
     assert _efficiency_gap(exp, booster.predict(xgb.DMatrix(X[:4])).astype(np.float64)) < 1e-9
     assert explainer.feature_names_ == [f"x{j}" for j in range(5)]
@@ -429,7 +429,7 @@ def test_xgb_logitraw_objective_log_odds(binary):
     X, y = binary
     model = xgb.XGBClassifier(n_jobs=1, n_estimators=5, max_depth=2, objective="binary:logitraw").fit(X, y)
     try:
-        explainer, exp = _explain(model, X, X[:3], sampler="exact", output="log_odds")
+        explainer, exp = _explain(model, X, X[:3], algorithm="exact", output="log_odds")
     except ValueError:
         return  # refusing the output is acceptable too
     assert np.isfinite(explainer.expected_value_)
@@ -505,7 +505,7 @@ def test_background_columns_in_other_order_than_model(regression):
     model = Ridge(alpha=1e-6).fit(df, 1.0 * df.a + 10.0 * df.b + 100.0 * df.c)
     shuffled = df[["c", "a", "b"]]
     try:
-        _, exp = _explain(model, shuffled, shuffled[:4], sampler="exact")
+        _, exp = _explain(model, shuffled, shuffled[:4], algorithm="exact")
     except ValueError:
         return  # refusing the mismatch is acceptable too
     assert exp.feature_names == ["c", "a", "b"]
@@ -518,7 +518,7 @@ def test_explained_frame_columns_checked_against_model_names(regression):
     X, y = regression
     df = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
     model = Ridge(alpha=1e-6).fit(df, 1.0 * df.a + 10.0 * df.b + 100.0 * df.c)
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=20, random_state=0).fit(X[:, :3])
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=20, random_state=0).fit(X[:, :3])
     assert explainer.feature_names_ == ["a", "b", "c"]
     shuffled = df[["c", "a", "b"]][:4]
     try:
@@ -557,7 +557,7 @@ def test_xgboost_error_falls_with_budget_against_tree_explainer(tree_data, kind)
     reference = np.asarray(tree.shap_values(X_explain), dtype=np.float64)
     assert reference.shape == (5, d)
 
-    exact = PermutationShapExplainer(model, sampler="exact", background_size=None).fit(bg)
+    exact = PermutationShapExplainer(model, algorithm="exact", background_size=None).fit(bg)
     exact_values = exact.explain(X_explain).values
     scale = max(1.0, np.abs(reference).max())
     np.testing.assert_allclose(exact_values, reference, atol=1e-5 * scale)
@@ -569,7 +569,7 @@ def test_xgboost_error_falls_with_budget_against_tree_explainer(tree_data, kind)
         for seed in range(3):
             explainer = PermutationShapExplainer(
                 model,
-                sampler="antithetic",
+                algorithm="antithetic",
                 max_evals=budget,
                 background_size=None,
                 random_state=seed,
@@ -597,7 +597,7 @@ def test_ovo_decision_function_gets_generic_output_names():
 
     X, y = make_classification(n_samples=120, n_features=4, n_informative=4, n_redundant=0, n_classes=4, random_state=0)
     model = SVC(decision_function_shape="ovo").fit(X, y)  # 4 classes -> 6 pairwise columns
-    explainer = PermutationShapExplainer(model, sampler="exact", background_size=10).fit(X)
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=10).fit(X)
     assert explainer.n_outputs_ == 6
     assert explainer.output_names_ is None
     assert explainer.explain(X[:2]).output_names == [f"output {j}" for j in range(6)]

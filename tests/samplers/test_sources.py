@@ -39,6 +39,30 @@ def test_registry():
     }
 
 
+def test_a_source_registered_after_import_is_sampled_by_name():
+    from sklearn_shapq import register
+    from sklearn_shapq.samplers import sample_permutations
+    from sklearn_shapq.samplers._sources import SobolSource
+
+    with pytest.raises(ValueError, match="'source' parameter"):
+        sample_permutations("test_sobol", 5, 4, random_state=0)
+
+    @register
+    class TestSobol(SobolSource):
+        name = "test_sobol"
+
+    try:
+        assert ORDERING_SOURCES["test_sobol"] is TestSobol and isinstance(make_source("test_sobol", 8, 5, 0), TestSobol)
+        orderings, weights = sample_permutations("test_sobol", 5, 4, random_state=0)
+        builtin = sample_permutations("sobol", 5, 4, random_state=0)
+        np.testing.assert_array_equal(orderings, builtin[0])
+        np.testing.assert_array_equal(weights, builtin[1])
+    finally:
+        ORDERING_SOURCES.unregister("test_sobol")
+    with pytest.raises(KeyError, match="No ordering source is registered as 'test_sobol'"):
+        make_source("test_sobol", 8, 5, 0)
+
+
 @pytest.mark.parametrize("method", SAMPLERS)
 def test_orderings_are_addressed_by_row_key_and_unit(method):
     d, n = 6, 24

@@ -18,7 +18,6 @@ from sklearn.model_selection import GridSearchCV, LeaveOneOut, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_shapq import TopKShapley
 from sklearn_shapq.algorithms import TOPK_ALGORITHMS, top_k_shapley
@@ -41,7 +40,7 @@ def regression():
 
 
 def small(**params) -> TopKShapley:
-    defaults = dict(k=3, cv=3, max_evals=120, t_min=5, random_state=0)
+    defaults = dict(n_features_to_select=3, cv=3, max_evals=120, t_min=5, random_state=0)
     defaults.update(params)
     return TopKShapley(LinearRegression(), **defaults)
 
@@ -49,7 +48,7 @@ def small(**params) -> TopKShapley:
 @pytest.mark.parametrize("method", ["greedy_cmcs", "cmcs", "cmcs_at_k", "permutation", "stratified_svarm"])
 def test_retrain_selector_finds_the_informative_features(regression, method):
     X, y = regression
-    selector = small(method=method).fit(X, y)
+    selector = small(algorithm=method).fit(X, y)
     assert sorted(selector.top_k_.tolist()) == INFORMATIVE
     assert selector.get_support().tolist() == [j in INFORMATIVE for j in range(N_FEATURES)]
     assert selector.n_evals_ <= 120
@@ -86,38 +85,38 @@ def test_marginal_classifier_without_probabilities_is_refused(regression):
     from sklearn.svm import LinearSVC
 
     with pytest.raises(ValueError, match="predict_proba"):
-        TopKShapley(LinearSVC(), k=2, game="marginal", max_evals=40).fit(X, y > 0)
+        TopKShapley(LinearSVC(), n_features_to_select=2, game="marginal", max_evals=40).fit(X, y > 0)
 
 
 def test_same_random_state_same_result_and_clone(regression):
     X, y = regression
-    a = small(method="greedy_cmcs", max_evals=200).fit(X, y)
+    a = small(algorithm="greedy_cmcs", max_evals=200).fit(X, y)
     b = clone(a).fit(X, y)
     np.testing.assert_array_equal(a.shapley_values_, b.shapley_values_)
-    assert clone(a).get_params()["k"] == 3
+    assert clone(a).get_params()["n_features_to_select"] == 3
     assert not hasattr(clone(a), "top_k_")
 
 
 def test_prefit_estimator_is_kept_by_clone_and_must_be_fitted(regression):
     X, y = regression
     model = LinearRegression().fit(X, y)
-    selector = TopKShapley(model, k=2, prefit=True, max_evals=40, cv=3)
+    selector = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=40, cv=3)
     assert clone(selector).estimator is model
     with pytest.raises(NotFittedError, match="prefit=True"):
-        TopKShapley(LinearRegression(), prefit=True, k=2).fit(X, y)
+        TopKShapley(LinearRegression(), prefit=True, n_features_to_select=2).fit(X, y)
 
 
 def test_grid_search_over_k_in_a_pipeline(regression):
     X, y = regression
-    pipe = make_pipeline(small(method="cmcs", max_evals=80), LinearRegression())
-    search = GridSearchCV(pipe, {"topkshapley__k": [1, 3, 6]}, cv=3).fit(X, y)
-    assert search.best_params_["topkshapley__k"] in (3, 6)
-    assert search.best_estimator_[0].transform(X).shape[1] == search.best_params_["topkshapley__k"]
+    pipe = make_pipeline(small(algorithm="cmcs", max_evals=80), LinearRegression())
+    search = GridSearchCV(pipe, {"topkshapley__n_features_to_select": [1, 3, 6]}, cv=3).fit(X, y)
+    assert search.best_params_["topkshapley__n_features_to_select"] in (3, 6)
+    assert search.best_estimator_[0].transform(X).shape[1] == search.best_params_["topkshapley__n_features_to_select"]
 
 
 def test_default_estimator_for_classes_is_logistic(regression):
     X, y = regression
-    selector = TopKShapley(k=2, cv=3, max_evals=60, t_min=4, random_state=0).fit(X, y > 0)
+    selector = TopKShapley(n_features_to_select=2, cv=3, max_evals=60, t_min=4, random_state=0).fit(X, y > 0)
     assert selector.estimator_.steps[-1][0] == "logisticregression"
     assert 0.0 < selector.empty_value_ < 1.0  # the prior's accuracy
 
@@ -125,14 +124,14 @@ def test_default_estimator_for_classes_is_logistic(regression):
 @pytest.mark.parametrize(
     ("params", "fit_y", "error", "match"),
     [
-        (dict(k=0), True, InvalidParameterError, "'k' parameter"),
-        (dict(k=N_FEATURES + 1), True, ValueError, "k must be"),
-        (dict(k=2.5), True, InvalidParameterError, "'k' parameter"),
-        (dict(method="shapley"), True, InvalidParameterError, "'method' parameter"),
+        (dict(n_features_to_select=0), True, InvalidParameterError, "'n_features_to_select' parameter"),
+        (dict(n_features_to_select=N_FEATURES + 1), True, ValueError, "n_features_to_select must be"),
+        (dict(n_features_to_select=2.5), True, InvalidParameterError, "'n_features_to_select' parameter"),
+        (dict(algorithm="shapley"), True, InvalidParameterError, "'algorithm' parameter"),
         (dict(game="both"), True, InvalidParameterError, "'game' parameter"),
         (dict(ranking="up"), True, InvalidParameterError, "'ranking' parameter"),
         (dict(rounds_per_decision=0), True, InvalidParameterError, "'rounds_per_decision' parameter"),
-        (dict(epsilon=0.01, method="svarm"), True, ValueError, "PAC"),
+        (dict(epsilon=0.01, algorithm="svarm"), True, ValueError, "PAC"),
         (dict(epsilon=-1.0), True, InvalidParameterError, "'epsilon' parameter"),
         (dict(max_evals=1), True, InvalidParameterError, "'max_evals' parameter"),
         (dict(device="tpu"), True, InvalidParameterError, "'device' parameter"),
@@ -156,7 +155,7 @@ def test_explain_before_fit_and_transform_without_global_game(regression):
     with pytest.raises(NotFittedError):
         small().explain(X)
     model = LinearRegression().fit(X, y)
-    prefit = TopKShapley(model, k=2, prefit=True, max_evals=60).fit(X)  # no y: explain only
+    prefit = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=60).fit(X)  # no y: explain only
     assert prefit.explain(X.iloc[:2]).values.shape == (2, N_FEATURES)
     with pytest.raises(ValueError, match="selects nothing"):
         prefit.transform(X)
@@ -165,7 +164,9 @@ def test_explain_before_fit_and_transform_without_global_game(regression):
 def test_local_explanations_of_a_linear_model_are_exact_and_ranked_by_magnitude(regression):
     X, y = regression
     model = LinearRegression().fit(X, y)
-    explainer = TopKShapley(model, k=2, prefit=True, method="cmcs", max_evals=2 + 3 * (N_FEATURES + 1))
+    explainer = TopKShapley(
+        model, n_features_to_select=2, prefit=True, algorithm="cmcs", max_evals=2 + 3 * (N_FEATURES + 1)
+    )
     explanation = explainer.fit(X).explain(X.iloc[:5])
     assert isinstance(explanation, shap.Explanation)
     # an additive game: every extended marginal contribution is the Shapley value
@@ -185,7 +186,7 @@ def test_local_rows_match_single_row_games(regression):
     """Rows explained together are estimates of each row's own exact game values."""
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
-    explainer = TopKShapley(model, k=3, prefit=True, max_evals=300, random_state=3).fit(X)
+    explainer = TopKShapley(model, n_features_to_select=3, prefit=True, max_evals=300, random_state=3).fit(X)
     rows = X.iloc[:4].to_numpy()
     explanation = explainer.explain(X.iloc[:4])
     backend = resolve_backend("cpu")
@@ -197,7 +198,7 @@ def test_local_rows_match_single_row_games(regression):
 def test_multiclass_explains_each_rows_predicted_class_or_a_target():
     X, y = load_iris(return_X_y=True)
     model = LogisticRegression(max_iter=1000).fit(X, y)
-    explainer = TopKShapley(model, k=2, prefit=True, max_evals=100, random_state=0).fit(X)
+    explainer = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=100, random_state=0).fit(X)
     targets = explainer.explain(X[[0, 60, 120]]).diagnostics["targets"]
     np.testing.assert_array_equal(targets, model.predict(X[[0, 60, 120]]))
     np.testing.assert_array_equal(explainer.set_params(target=2).explain(X[:2]).diagnostics["targets"], [2, 2])
@@ -219,7 +220,9 @@ def test_pac_mode_reports_whether_the_rule_held():
 def _explain_on(device, regression, method):
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
-    explainer = TopKShapley(model, k=3, prefit=True, max_evals=200, method=method, random_state=1, device=device)
+    explainer = TopKShapley(
+        model, n_features_to_select=3, prefit=True, max_evals=200, algorithm=method, random_state=1, device=device
+    )
     return explainer.fit(X).explain(X.iloc[:6]), explainer
 
 
@@ -256,14 +259,16 @@ def test_cuda_gives_the_cpu_results(regression, method):
 def test_target_is_a_class_label_for_classifiers_and_refused_for_a_single_output(regression):
     X, y = load_iris(return_X_y=True)
     model = LogisticRegression(max_iter=1000).fit(X, y + 1)  # classes 1, 2, 3: labels are not indices
-    explainer = TopKShapley(model, k=2, prefit=True, max_evals=160, t_min=5, random_state=0).fit(X)
+    explainer = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=160, t_min=5, random_state=0).fit(X)
     for label in (1, 2, 3):
         targets = explainer.set_params(target=label).explain(X[:2]).diagnostics["targets"]
         np.testing.assert_array_equal(targets, [label - 1, label - 1])
     with pytest.raises(ValueError, match="one of the classes"):
         explainer.set_params(target=0).explain(X[:2])
     Xr, yr = regression
-    single = TopKShapley(LinearRegression().fit(Xr, yr), k=2, prefit=True, target=1, max_evals=60, t_min=2)
+    single = TopKShapley(
+        LinearRegression().fit(Xr, yr), n_features_to_select=2, prefit=True, target=1, max_evals=60, t_min=2
+    )
     with pytest.raises(ValueError, match="single output"):
         single.fit(Xr).explain(Xr.iloc[:2])
 
@@ -289,7 +294,7 @@ class CountingRegression(LinearRegression):
 def test_retrain_scores_are_kept_per_game_or_in_an_explicit_memory(regression, tmp_path):
     """No hidden global cache: a fit scores in its own game; memory= shares scores across fits."""
     X, y = regression
-    params = dict(k=3, cv=3, max_evals=80, t_min=5, random_state=0, method="cmcs")
+    params = dict(n_features_to_select=3, cv=3, max_evals=80, t_min=5, random_state=0, algorithm="cmcs")
     first = TopKShapley(CountingRegression(), **params).fit(X, y)
     FITS.clear()
     TopKShapley(CountingRegression(), **params).fit(X, y)
@@ -320,7 +325,7 @@ def test_retrain_scores_differ_between_estimator_classes(regression):
 def test_explain_changes_no_attribute_and_is_thread_safe(regression):
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
-    explainer = small(method="greedy_cmcs", max_evals=200).fit(X, y > 0)
+    explainer = small(algorithm="greedy_cmcs", max_evals=200).fit(X, y > 0)
     before = copy.deepcopy(vars(explainer))
     serial = explainer.explain(X.iloc[:6]).values
     assert_same_state(before, vars(explainer))
@@ -342,9 +347,9 @@ def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
     explainer = TopKShapley(
         model,
-        k=3,
+        n_features_to_select=3,
         prefit=True,
-        method=method,
+        algorithm=method,
         max_evals=150,
         t_min=5,
         rounds_per_decision=rounds_per_decision,
@@ -360,36 +365,35 @@ def test_a_row_alone_equals_the_row_in_any_batch_and_duplicates_agree(regression
     np.testing.assert_array_equal(moved.values[3], alone.values[0])
 
 
-@parametrize_with_checks([TopKShapley(k=1, max_evals=30, t_min=2, cv=2, random_state=0, progress=False)])
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
-
-
 def test_a_float_target_with_whole_values_is_a_regression_target():
     """The diabetes target (floats with whole-number values) is not a 214-class label."""
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)
     assert (y == np.round(y)).all()
-    selector = TopKShapley(k=3, cv=3, max_evals=300, t_min=5, random_state=0, progress=False).fit(X, y)
+    selector = TopKShapley(n_features_to_select=3, cv=3, max_evals=300, t_min=5, random_state=0, progress=False).fit(
+        X, y
+    )
     assert selector.estimator_.__class__.__name__ == "RidgeCV"
     assert sorted(selector.top_k_.tolist()) == [2, 3, 8]  # bmi, bp, s5
-    as_labels = TopKShapley(k=2, cv=3, max_evals=60, t_min=4, random_state=0, progress=False)
+    as_labels = TopKShapley(n_features_to_select=2, cv=3, max_evals=60, t_min=4, random_state=0, progress=False)
     assert as_labels.fit(X[:120], (y[:120] > 140).astype(int)).estimator_.steps[-1][0] == "logisticregression"
 
 
 def test_set_output_survives_clone_and_grid_search(regression):
     X, y = regression
-    selector = small(method="cmcs", max_evals=80).set_output(transform="pandas")
+    selector = small(algorithm="cmcs", max_evals=80).set_output(transform="pandas")
     copy = clone(selector)
     assert isinstance(copy.fit(X, y).transform(X), pd.DataFrame)
-    search = GridSearchCV(make_pipeline(selector, LinearRegression()), {"topkshapley__k": [2, 3]}, cv=2).fit(X, y)
+    search = GridSearchCV(
+        make_pipeline(selector, LinearRegression()), {"topkshapley__n_features_to_select": [2, 3]}, cv=2
+    ).fit(X, y)
     out = search.best_estimator_[0].transform(X)
     assert isinstance(out, pd.DataFrame) and list(out.columns) == list(
         search.best_estimator_[0].get_feature_names_out()
     )
     model = LinearRegression().fit(X, y)
-    prefit = clone(TopKShapley(model, k=2, prefit=True).set_output(transform="pandas"))
+    prefit = clone(TopKShapley(model, n_features_to_select=2, prefit=True).set_output(transform="pandas"))
     assert prefit.estimator is model and prefit._sklearn_output_config == {"transform": "pandas"}
 
 
@@ -423,7 +427,9 @@ def test_an_undefined_score_is_an_error_in_fit_naming_scoring(regression, params
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 def test_an_undefined_classification_score_is_an_error():
     X, y = load_iris(return_X_y=True)
-    selector = TopKShapley(LogisticRegression(max_iter=500), k=2, cv=LeaveOneOut(), scoring="roc_auc")
+    selector = TopKShapley(
+        LogisticRegression(max_iter=500), n_features_to_select=2, cv=LeaveOneOut(), scoring="roc_auc"
+    )
     with pytest.raises(ValueError, match=r"scoring='roc_auc' gave NaN on a fold of cv=LeaveOneOut\(\)"):
         selector.set_params(max_evals=20, t_min=2, random_state=0, progress=False).fit(X[::5], y[::5] == 0)
 
@@ -434,15 +440,19 @@ def test_fit_refuses_a_budget_below_the_minimum_and_runs_at_it_in_both_modes(reg
     X, y = regression
     d = N_FEATURES
     minimum = TOPK_ALGORITHMS[method].minimum_evals(d)
-    match = rf"max_evals={minimum - 1} is below the minimum of {minimum} evaluations that method '{method}' needs"
+    match = rf"max_evals={minimum - 1} is below the minimum of {minimum} evaluations that algorithm '{method}' needs"
     FITS.clear()
     with pytest.raises(ValueError, match=match):  # the selector: before any refit
-        TopKShapley(CountingRegression(), k=2, method=method, max_evals=minimum - 1, cv=3).fit(X, y)
+        TopKShapley(CountingRegression(), n_features_to_select=2, algorithm=method, max_evals=minimum - 1, cv=3).fit(
+            X, y
+        )
     assert FITS == []
     model = LinearRegression().fit(X, y)
     with pytest.raises(ValueError, match=match):  # explain only: in fit, before explain
-        TopKShapley(model, k=2, method=method, prefit=True, max_evals=minimum - 1).fit(X)
-    at_minimum = dict(k=2, method=method, max_evals=minimum, t_min=2, random_state=0, progress=False)
+        TopKShapley(model, n_features_to_select=2, algorithm=method, prefit=True, max_evals=minimum - 1).fit(X)
+    at_minimum = dict(
+        n_features_to_select=2, algorithm=method, max_evals=minimum, t_min=2, random_state=0, progress=False
+    )
     selector = TopKShapley(LinearRegression(), game="marginal", background_size=40, **at_minimum).fit(X, y)
     assert np.isfinite(selector.shapley_values_).all() and selector.n_evals_ <= minimum
     explanation = TopKShapley(model, prefit=True, **at_minimum).fit(X).explain(X.iloc[:4])
@@ -462,13 +472,17 @@ def test_pac_mode_refuses_a_budget_below_the_warm_up_in_fit(regression):
     X, y = regression
     warm_up = TOPK_ALGORITHMS["cmcs"].warm_up_evals(N_FEATURES, 5)
     with pytest.raises(ValueError, match=rf"max_evals={warm_up - 1} is below the {warm_up} evaluations of cmcs"):
-        small(method="cmcs", epsilon=0.1, max_evals=warm_up - 1).fit(X, y)
+        small(algorithm="cmcs", epsilon=0.1, max_evals=warm_up - 1).fit(X, y)
 
 
 @pytest.mark.parametrize("method", tuple(TOPK_ALGORITHMS))
 def test_a_single_feature_is_explained_exactly_by_every_method(method):
-    # once: method="leverage" sized its blocks with a regression over one player and crashed
+    # once: algorithm="leverage" sized its blocks with a regression over one player and crashed
     X = np.random.default_rng(0).normal(size=(30, 1))
     model = LinearRegression().fit(X, 2.0 * X[:, 0])
-    explanation = TopKShapley(model, k=1, prefit=True, method=method, max_evals=4, progress=False).fit(X).explain(X[:3])
+    explanation = (
+        TopKShapley(model, n_features_to_select=1, prefit=True, algorithm=method, max_evals=4, progress=False)
+        .fit(X)
+        .explain(X[:3])
+    )
     np.testing.assert_allclose(explanation.values[:, 0], 2.0 * (X[:3, 0] - X[:, 0].mean()), rtol=1e-12)

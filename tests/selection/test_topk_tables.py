@@ -17,7 +17,14 @@ def test_local_explain_of_a_raw_table_agrees_with_brute_force():
     model = census_pipeline(frame, y)
     background, rows = frame.iloc[:30], frame.iloc[[90, 91, 90]]
     explainer = TopKShapley(
-        model, k=2, prefit=True, method="cmcs", max_evals=4000, background_size=None, random_state=0, progress=False
+        model,
+        n_features_to_select=2,
+        prefit=True,
+        algorithm="cmcs",
+        max_evals=4000,
+        background_size=None,
+        random_state=0,
+        progress=False,
     ).fit(background)
     explanation = explainer.explain(rows)
     exact = np.array(
@@ -43,12 +50,18 @@ def test_the_selector_takes_missing_values_when_its_estimator_does():
     y = 3 * X[:, 0] - 2 * X[:, 4] + 0.1 * rng.normal(size=400)
     X[rng.random(X.shape) < 0.1] = np.nan
     selector = TopKShapley(
-        HistGradientBoostingRegressor(max_iter=30), k=2, cv=3, max_evals=150, t_min=5, random_state=0, progress=False
+        HistGradientBoostingRegressor(max_iter=30),
+        n_features_to_select=2,
+        cv=3,
+        max_evals=150,
+        t_min=5,
+        random_state=0,
+        progress=False,
     )
     assert sorted(selector.fit(X, y).get_support(indices=True).tolist()) == [0, 4]
     assert selector.transform(X).shape == (400, 2)  # transform takes what fit took (a Pipeline step)
     with pytest.raises(ValueError, match=r"missing values \(NaN\) .* LinearRegression does not take missing values"):
-        TopKShapley(LinearRegression(), k=2, cv=3, max_evals=150, t_min=5, progress=False).fit(X, y)
+        TopKShapley(LinearRegression(), n_features_to_select=2, cv=3, max_evals=150, t_min=5, progress=False).fit(X, y)
 
 
 def test_the_selector_keeps_or_drops_a_group_whole():
@@ -56,7 +69,13 @@ def test_the_selector_keeps_or_drops_a_group_whole():
     X = pd.DataFrame(rng.normal(size=(300, 5)), columns=["a", "b", "c", "d", "e"])
     y = X.b + X.d + 0.3 * X.a + 0.1 * rng.normal(size=300)
     selector = TopKShapley(
-        LinearRegression(), k=1, feature_groups={"bd": ["b", "d"]}, cv=3, max_evals=100, t_min=5, random_state=0
+        LinearRegression(),
+        n_features_to_select=1,
+        feature_groups={"bd": ["b", "d"]},
+        cv=3,
+        max_evals=100,
+        t_min=5,
+        random_state=0,
     )
     selector.set_params(progress=False).fit(X, y)
     assert selector.feature_groups_.names == ["a", "bd", "c", "e"]
@@ -70,7 +89,7 @@ def test_the_selector_keeps_or_drops_a_group_whole():
 
 def test_transform_after_an_explain_only_fit_says_why_it_selects_nothing():
     frame, y = people(100, seed=25)
-    explainer = TopKShapley(census_pipeline(frame, y), k=2, prefit=True, progress=False).fit(frame)
+    explainer = TopKShapley(census_pipeline(frame, y), n_features_to_select=2, prefit=True, progress=False).fit(frame)
     with pytest.raises(ValueError, match="selects nothing"):
         explainer.transform(frame)
 
@@ -80,15 +99,17 @@ def test_the_selector_refuses_string_columns_with_the_reason(game):
     frame, y = people(100, seed=23)
     model = census_pipeline(frame, y)
     with pytest.raises(TypeError, match=r"selector \(fit with y, either game\) takes numeric columns only"):
-        TopKShapley(model, k=2, prefit=True, game=game, progress=False).fit(frame, y)
+        TopKShapley(model, n_features_to_select=2, prefit=True, game=game, progress=False).fit(frame, y)
 
 
 def test_k_counts_players():
     X = np.random.default_rng(24).normal(size=(50, 4))
     with pytest.raises(
-        ValueError, match=r"k must be an int between 1 and the number of players \(groups and ungrouped features\) 2"
+        ValueError, match=r"n_features_to_select must be between 1 and 2 \(the features, a group counting as one\)"
     ):
-        TopKShapley(LinearRegression(), k=3, feature_groups={"g": [0, 1, 2]}, progress=False).fit(X, X[:, 0])
+        TopKShapley(LinearRegression(), n_features_to_select=3, feature_groups={"g": [0, 1, 2]}, progress=False).fit(
+            X, X[:, 0]
+        )
 
 
 def test_local_explain_of_rows_in_other_dtypes_explains_them_as_passed():
@@ -99,7 +120,14 @@ def test_local_explain_of_rows_in_other_dtypes_explains_them_as_passed():
     missing = np.flatnonzero(frame.workclass.isna())[:2]
     rows = frame.iloc[missing].astype({"workclass": "string"}).reset_index(drop=True)
     explainer = TopKShapley(
-        model, k=2, prefit=True, method="cmcs", max_evals=4000, background_size=None, random_state=0, progress=False
+        model,
+        n_features_to_select=2,
+        prefit=True,
+        algorithm="cmcs",
+        max_evals=4000,
+        background_size=None,
+        random_state=0,
+        progress=False,
     ).fit(background)
     explanation = explainer.explain(rows)
     cast = background.astype({"workclass": "string"})

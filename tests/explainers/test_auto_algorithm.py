@@ -1,16 +1,16 @@
-"""The permutation explainer's policy: sampler and budget (resolve_sampler, auto_max_evals), background parts."""
+"""The permutation explainer's policy: algorithm and budget (resolve_algorithm, auto_max_evals), background parts."""
 
 import pytest
 
 from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
-from sklearn_shapq.explainers._auto_sampler import (
+from sklearn_shapq.explainers._auto_algorithm import (
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
     REGRESSION_SPLIT_FEATURES,
     SPLIT_MAX_SHARE,
     auto_max_evals,
+    resolve_algorithm,
     resolve_parts,
-    resolve_sampler,
 )
 
 
@@ -21,7 +21,7 @@ def test_auto_max_evals():
 
 
 @pytest.mark.parametrize(
-    ("sampler", "max_evals", "d", "expected"),
+    ("algorithm", "max_evals", "d", "expected"),
     [
         ("exact", "auto", 6, ("exact", 64)),
         ("exact", 64, 6, ("exact", 64)),
@@ -42,40 +42,40 @@ def test_auto_max_evals():
         ("auto", 20, 16, ("mc", 20)),  # below one pair of orderings (2 + 2 · 15)
         ("auto", "auto", 100, ("leverage_cv", 2 + 20 * 99)),
         ("auto", "auto", 120, ("orthogonal", 2 + 20 * 119)),
-        ("mc", 2, 1, ("exact", 2)),  # one feature: every sampler is exact with 2 evaluations
+        ("mc", 2, 1, ("exact", 2)),  # one feature: every algorithm is exact with 2 evaluations
         ("owen", "auto", 1, ("exact", 500)),
         ("antithetic", 100, 10, ("antithetic", 100)),
         ("stratified", 800, 10, ("stratified", 800)),
     ],
 )
-def test_resolve_sampler(sampler, max_evals, d, expected):
+def test_resolve_algorithm(algorithm, max_evals, d, expected):
     """With one background row nothing can be split: the shared coalitions' choices."""
-    assert resolve_sampler(sampler, max_evals, d) == (*expected, 1)
+    assert resolve_algorithm(algorithm, max_evals, d) == (*expected, 1)
     name, budget = expected
     assert name in SHAPLEY_ALGORITHMS
-    assert SHAPLEY_ALGORITHMS[name].refusal(name, budget, d) is None
+    assert SHAPLEY_ALGORITHMS[name].refusal(budget, d) is None
 
 
-@pytest.mark.parametrize("sampler", sorted(SHAPLEY_ALGORITHMS))
+@pytest.mark.parametrize("algorithm", sorted(SHAPLEY_ALGORITHMS))
 @pytest.mark.parametrize("d", [3, 10])
-def test_budget_below_the_minimum_is_a_clear_error(sampler, d):
-    minimum = SHAPLEY_ALGORITHMS[sampler].minimum_evals(sampler, d)
+def test_budget_below_the_minimum_is_a_clear_error(algorithm, d):
+    minimum = SHAPLEY_ALGORITHMS[algorithm].minimum_evals(d)
     with pytest.raises(ValueError, match="below the minimum"):
-        resolve_sampler(sampler, minimum - 1, d)
-    assert resolve_sampler(sampler, minimum, d)[:2] == (sampler, minimum)
+        resolve_algorithm(algorithm, minimum - 1, d)
+    assert resolve_algorithm(algorithm, minimum, d)[:2] == (algorithm, minimum)
 
 
 def test_sampler_limits_are_errors():
     with pytest.raises(ValueError, match="2\\^40"):
-        resolve_sampler("exact", 10**15, 40)
+        resolve_algorithm("exact", 10**15, 40)
     with pytest.raises(ValueError, match="2\\^31"):
-        resolve_sampler("exact", "auto", 31)
+        resolve_algorithm("exact", "auto", 31)
     with pytest.raises(ValueError, match="herding"):
-        resolve_sampler("sbq", 2 + 2001 * 9, 10)
-    assert resolve_sampler("sbq", 2 + 2000 * 9, 10)[:2] == ("sbq", 2 + 2000 * 9)
-    assert resolve_sampler("sbq", 2 + 5000 * 3, 4)[:2] == ("sbq", 2 + 5000 * 3)  # d! <= n: enumeration
+        resolve_algorithm("sbq", 2 + 2001 * 9, 10)
+    assert resolve_algorithm("sbq", 2 + 2000 * 9, 10)[:2] == ("sbq", 2 + 2000 * 9)
+    assert resolve_algorithm("sbq", 2 + 5000 * 3, 4)[:2] == ("sbq", 2 + 5000 * 3)  # d! <= n: enumeration
     with pytest.raises(ValueError, match="MiB"):
-        resolve_sampler("herding", 2 + 70_000 * 999, 1000)
+        resolve_algorithm("herding", 2 + 70_000 * 999, 1000)
 
 
 def test_auto_never_picks_a_sampler_that_refuses():
@@ -84,8 +84,8 @@ def test_auto_never_picks_a_sampler_that_refuses():
             if budget < d + 1:
                 continue
             for n_background in (1, 100):
-                name, spent, _ = resolve_sampler("auto", budget, d, n_background=n_background)
-                assert SHAPLEY_ALGORITHMS[name].refusal(name, spent, d) is None, (d, budget, name)
+                name, spent, _ = resolve_algorithm("auto", budget, d, n_background=n_background)
+                assert SHAPLEY_ALGORITHMS[name].refusal(spent, d) is None, (d, budget, name)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_auto_never_picks_a_sampler_that_refuses():
     ],
 )
 def test_auto_splits_the_background_where_it_measured_better(max_evals, d, n_background, expected):
-    assert resolve_sampler("auto", max_evals, d, n_background=n_background) == expected
+    assert resolve_algorithm("auto", max_evals, d, n_background=n_background) == expected
 
 
 def test_regressions_get_fewer_parts_at_large_d_and_walks_every_background_row():
@@ -117,13 +117,13 @@ def test_regressions_get_fewer_parts_at_large_d_and_walks_every_background_row()
     assert resolve_parts("auto", "leverage", REGRESSION_SPLIT_FEATURES, None, 100) == 100
 
 
-@pytest.mark.parametrize("sampler", ["sobol", "herding", "sbq", "leverage_cv", "exact"])
-def test_auto_does_not_split_shared_designs_exact_values_or_the_control_variate(sampler):
-    assert resolve_parts("auto", sampler, 10, None, 100) == 1
+@pytest.mark.parametrize("algorithm", ["sobol", "herding", "sbq", "leverage_cv", "exact"])
+def test_auto_does_not_split_shared_designs_exact_values_or_the_control_variate(algorithm):
+    assert resolve_parts("auto", algorithm, 10, None, 100) == 1
 
 
 def test_auto_does_not_split_with_tol_and_an_explicit_split_refuses_it():
-    assert resolve_sampler("auto", 500, 12, tol=0.01, n_background=100)[2] == 1
+    assert resolve_algorithm("auto", 500, 12, tol=0.01, n_background=100)[2] == 1
     assert resolve_parts("auto", "orthogonal", 12, 0.01, 100) == 1
     with pytest.raises(ValueError, match="early stopping"):
         resolve_parts(4, "orthogonal", 12, 0.01, 100)
@@ -136,4 +136,4 @@ def test_explicit_parts_are_checked():
         resolve_parts(3, "leverage", 12, None, 100)
     with pytest.raises(ValueError, match="shared by every game"):
         resolve_parts(4, "sbq", 12, None, 100)
-    assert resolve_sampler("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split
+    assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split
