@@ -447,7 +447,7 @@ def main() -> int:
             "n_antithetic_pairs": int((ours_n_evals - 2) // (2 * (d - 1))),
             "n_model_rows": int(ours_expl.diagnostics["n_model_rows"]),
             "n_model_calls": int(ours_expl.diagnostics["n_model_calls"]),
-            "sampler": ours_expl.diagnostics["sampler"],
+            "sampler": ours_expl.diagnostics["algorithm"],
             "model_calls": inst.calls,
             "model_call_sizes": sorted(set(sizes)),
             "model_rows_instrumented": inst.rows,

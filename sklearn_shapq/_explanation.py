@@ -70,9 +70,15 @@ def explanation_data(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
 
-    With groups, a group's ``data`` is NaN and its ``display_data`` its cells joined by ", ".
+    ``data`` holds numbers and category codes (the categories' order); string and object columns,
+    whose levels have no order, are NaN there (shap's plots grey them) and their cells are in
+    ``display_data``. With groups, a group's ``data`` is NaN and its ``display_data`` its cells
+    joined by ", ".
     """
     cells = None if codec is None else codec.cells(array)
+    if codec is not None and codec.unordered.any():
+        array = array.copy()
+        array[:, codec.unordered] = np.nan
     if groups is None:
         return array, cells
     cells = array.astype(object) if cells is None else cells

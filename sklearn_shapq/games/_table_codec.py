@@ -47,6 +47,11 @@ class TableCodec:
     missing: list[Any]  # tuple for a "levels" column, None for the other kinds
 
     @property
+    def unordered(self) -> np.ndarray:
+        """Which columns' codes carry no order (string and object columns: levels by first appearance)."""
+        return np.array([kind == _LEVELS for kind in self.kinds], dtype=bool)
+
+    @property
     def coded_columns(self) -> list:
         """The columns coded by level or category (those that are not numbers)."""
         return [c for c, kind in zip(self.columns, self.kinds, strict=True) if kind in (_CATEGORY, _LEVELS)]

@@ -164,6 +164,8 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
         The top-k algorithm ``fit`` and ``explain`` run.
     top_k_ : ndarray of int of shape (``n_features_to_select_``,)
         The selected players, best first.
+    top_k_names_ : ndarray of str of shape (``n_features_to_select_``,)
+        Their names (columns, or groups of ``feature_groups``).
     support_ : ndarray of bool, shape (d,)
     feature_groups_ : FeatureGroups
     shapley_values_, stderr_ : ndarray of shape (n_players,)
@@ -180,8 +182,8 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
 
     Notes
     -----
-    ``explain`` changes no attribute; ``explanation.diagnostics`` holds "top_k" (n, k),
-    "n_evals", "pac_satisfied" and "targets" (n,).
+    ``explain`` changes no attribute; ``explanation.diagnostics`` holds "top_k" (n, k) and its
+    players' names "top_k_names" (n, k), "n_evals", "pac_satisfied" and "targets" (n,).
 
     Examples
     --------
@@ -437,6 +439,7 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
         with progress_bar(self.progress, self._budget(game.n_players), "evaluating", "eval") as bar:
             result = self._estimate(_ProgressGame(game, bar), False, keys)
         self.top_k_ = result.top_k[0]
+        self.top_k_names_ = np.asarray(self.feature_groups_.names, dtype=object)[self.top_k_]
         self.support_ = np.isin(self.feature_groups_.player_of_column, self.top_k_)
         self.shapley_values_, self.stderr_ = result.values[0], result.stderr[0]
         self.n_evals_ = int(result.n_evals[0])
@@ -449,7 +452,7 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
         return game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
 
     def _drop_global_results(self) -> None:
-        for name in ("top_k_", "support_", "shapley_values_", "stderr_", "n_evals_", "pac_satisfied_"):
+        for name in ("top_k_", "top_k_names_", "support_", "shapley_values_", "stderr_", "n_evals_", "pac_satisfied_"):
             if hasattr(self, name):
                 delattr(self, name)
 
@@ -555,6 +558,7 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
                     base[rows] = backend.to_numpy(empty)[targets[rows]]
                     results.append(self._estimate(self._grouped(game), True, keys[rows], targets[rows]))
         values = np.concatenate([r.values for r in results])
+        top_k = np.concatenate([r.top_k for r in results])
         stderr = np.concatenate([r.stderr for r in results])
         return self._explanation(
             array,
@@ -564,7 +568,8 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
             error_std=stderr[:, :, None],
             compute_time=time.perf_counter() - start_time,
             diagnostics={
-                "top_k": np.concatenate([r.top_k for r in results]),
+                "top_k": top_k,
+                "top_k_names": np.asarray(players.names, dtype=object)[top_k],
                 "n_evals": np.concatenate([r.n_evals for r in results]),
                 "pac_satisfied": np.concatenate([r.pac_satisfied for r in results]),
                 "targets": targets,
