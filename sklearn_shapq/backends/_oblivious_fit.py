@@ -132,7 +132,7 @@ def _fit_kernel(
     stop: int,
 ) -> None:  # pragma: no cover - numba
     n, d = masks.shape[1], masks.shape[2]
-    problems, n_leaves = targets.shape[1], 2**depth
+    problems, n_leaves = targets.shape[1], 1 << depth  # not 2**depth: numba compiles a power loop for it
     gradient, signed = np.empty(n), np.empty(n)
     node = np.empty(n, dtype=np.int64)
     used = np.empty(d, dtype=np.bool_)

@@ -137,7 +137,6 @@ def _regression_kernel(
     # the full system leaves out): Σ w z zᵀ (lower triangle), u = Σ w a z, Σ w a², Σ w δ z and Σ w a δ
     every, none = n_groups, n_groups + 1
     outer = np.empty((n_groups + 2, d, d))
-    outer_rows = outer.reshape((n_groups + 2, d * d))
     spread = np.empty((n_groups + 2, d))
     square = np.empty(n_groups + 2)
     cross = np.empty((n_groups + 2, d, n_outputs))
@@ -174,25 +173,23 @@ def _regression_kernel(
             for k in range(n_outputs):
                 shift[g, k] += w * a * targets[b, p, k]
                 shift[every, k] += w * a * targets[b, p, k]
-        for g in range(n_groups):  # Σ w z zᵀ of all groups: contiguous (d, d) blocks, in SIMD lanes
-            _flat_sum(outer_rows[every], outer_rows[g])
-        _form_system(outer, spread, square, cross, shift, every, none, system, rhs)
-        solved = _solve_in_place(system, rhs)
-        full[b] = rhs
-        for g in range(leave_out.shape[1]):  # without group g + 1
+        for g in range(n_groups):  # Σ w z zᵀ of all groups: contiguous rows, in SIMD lanes
+            for i in range(d):  # loops, not a reshaped view and a call: 0.1 s less to compile
+                for j in range(d):
+                    outer[every, i, j] += outer[g, i, j]
+        solved = True
+        # one loop for the full system (g = 0) and those without group g: each call site of the
+        # inlined _form_system is compiled again (0.2 s of a first call on an empty numba cache)
+        for g in range(leave_out.shape[1] + 1):
             if not solved:  # the array path solves this game again
                 break
-            _form_system(outer, spread, square, cross, shift, every, g + 1, system, rhs)
+            _form_system(outer, spread, square, cross, shift, every, g if g else none, system, rhs)
             solved = _solve_in_place(system, rhs)
-            leave_out[b, g] = rhs
+            into = leave_out[b, g - 1] if g else full[b]
+            for i in range(d):  # loops: numba's array assignment (into[:] = rhs) compiles for seconds
+                for k in range(n_outputs):
+                    into[i, k] = rhs[i, k]
         failed[b] = not solved
-
-
-@numba.njit(nogil=True, cache=True)
-def _flat_sum(into: np.ndarray, addend: np.ndarray) -> None:  # pragma: no cover - numba
-    """``into += addend`` for 1-D arrays, element by element (vectorised; no temporary)."""
-    for e in range(into.shape[0]):
-        into[e] += addend[e]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

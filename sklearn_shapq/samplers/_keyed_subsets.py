@@ -10,6 +10,13 @@ from typing import Any
 import numba
 import numpy as np
 
+from sklearn_shapq.samplers._keyed import keyed_uniforms
+
+_NUMPY_MAX_DRAWS = 1 << 11
+"""Items drawn in all (keys × n) up to which :func:`keyed_distinct_items` runs by numpy, bit-identical to the
+kernel: compiling the kernel (a first call on an empty numba cache) costs more than numpy's slower draws of a
+few rows' classes save (Leverage SHAP's default budget, unsplit); larger calls take the kernel."""
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -88,9 +95,54 @@ def keyed_distinct_items(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
     """
     if not 0 <= n <= n_items:
         raise ValueError(f"cannot draw {n} distinct items of {n_items}.")
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    if keys.shape[0] * n <= _NUMPY_MAX_DRAWS:  # numpy for few items: no kernel to compile
+        return _distinct_items_numpy(keys, int(n_items), int(n))
     out = np.empty((keys.shape[0], n), dtype=np.int64)
-    _distinct_items_kernel(np.ascontiguousarray(keys, dtype=np.uint64), int(n_items), out)
+    _distinct_items_kernel(keys, int(n_items), out)
     return out
+
+
+def _distinct_items_numpy(keys: np.ndarray, n_items: int, n: int) -> np.ndarray:
+    """:func:`_distinct_items_kernel`'s draws by numpy, vectorised over the keys (the same uniforms and arithmetic).
+
+    Examples
+    --------
+    >>> keys = np.arange(1, 40, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    >>> for n_items, n in [(120, 25), (120, 60), (120, 61), (45, 45), (7, 1)]:  # rejection, then shuffles
+    ...     out = np.empty((keys.size, n), dtype=np.int64)
+    ...     _distinct_items_kernel(keys, n_items, out)
+    ...     assert np.array_equal(_distinct_items_numpy(keys, n_items, n), out)
+    """
+    rows = keys.shape[0]
+    if rows == 0 or n == 0:
+        return np.empty((rows, n), dtype=np.int64)
+    if 2 * n <= n_items:  # rejection: the first n distinct items of the draws 0, 1, 2, ...
+        n_draws = n + n // 2 + 8  # enough for nearly every key (n distinct of 2n take 1.39 n draws on average)
+        while True:
+            draws = keyed_uniforms(keys, np.arange(n_draws)[None, :])
+            items = np.minimum((draws * n_items).astype(np.int64), n_items - 1)
+            coded = np.sort(items * n_draws + np.arange(n_draws), axis=1)  # by item, then by draw
+            first = np.ones(items.shape, dtype=bool)
+            np.not_equal(coded[:, 1:] // n_draws, coded[:, :-1] // n_draws, out=first[:, 1:])
+            new = np.zeros(items.shape, dtype=bool)  # the first draw of each item, in draw order
+            at, position = np.nonzero(first)
+            new[at, coded[at, position] % n_draws] = True
+            if (np.count_nonzero(new, axis=1) >= n).all():
+                return items[new & (np.cumsum(new, axis=1) <= n)].reshape(rows, n)
+            n_draws *= 2
+    # a partial Fisher-Yates shuffle of the whole list: draw i swaps position i with i + ⌊u_i (n_items − i)⌋
+    steps = np.arange(n)
+    spans = n_items - steps
+    swaps = steps + np.minimum((keyed_uniforms(keys, steps[None, :]) * spans).astype(np.int64), spans - 1)
+    shuffled = np.tile(np.arange(n_items, dtype=np.int64), rows)  # the keys' lists end to end
+    starts = np.arange(rows) * n_items
+    here, there = (starts[:, None] + steps).T.copy(), (starts[:, None] + swaps).T.copy()
+    for i in range(n):
+        drawn = shuffled[there[i]]
+        shuffled[there[i]] = shuffled[here[i]]
+        shuffled[here[i]] = drawn
+    return shuffled.reshape(rows, n_items)[:, :n]
 
 
 def keyed_sized_coalitions(keys: np.ndarray, d: int, size: Any, n: Any, with_first: Any = False) -> np.ndarray:
