@@ -57,7 +57,7 @@ numpydoc_xref_param_type = False
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 
-# --- the example gallery: every example runs in the build; slow ones get a quick setting ---
+# --- the example gallery: every example runs in the build as it is (each under a minute), in file-name order ---
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
@@ -65,7 +65,6 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "doc_module": ("sklearn_shapq",),
     "backreferences_dir": "gen_modules/backreferences",
-    "reset_argv": "gallery_settings.example_arguments",
     "image_scrapers": ("gallery_settings.tight_matplotlib_scraper",),
     "remove_config_comments": True,
     "matplotlib_animations": False,

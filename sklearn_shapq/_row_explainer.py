@@ -67,10 +67,7 @@ class RowExplainerMixin:
     feature_groups: dict | None
     random_state: Any
     explain: Callable[[Any], Any]
-
-    def _explained_model(self) -> Any:
-        """Return the fitted model that ``explain`` explains."""
-        raise NotImplementedError
+    _explained_model: Callable[[], Any]  # the fitted model explain explains, defined by each class
 
     def _expected_names(self) -> list[str] | None:
         """Column names a DataFrame must have: those of ``fit``, else the model's own."""

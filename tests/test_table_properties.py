@@ -579,8 +579,8 @@ def topk_runs(draw, max_columns: int = 5) -> Run:
     n_players = len(players(case.names, groups)[0])
     params = {
         "prefit": True,
-        "k": draw(st.integers(1, n_players)),
-        "method": draw(st.sampled_from(("leverage", "permutation"))),
+        "n_features_to_select": draw(st.integers(1, n_players)),
+        "algorithm": draw(st.sampled_from(("leverage", "permutation"))),
         "max_evals": 2**n_players + 2,
         "t_min": 2,
         "feature_groups": groups,
@@ -698,8 +698,8 @@ def test_topk_explain_sums_to_the_model_on_the_rows_as_passed(run):
     """TopKShapley(prefit=True).explain: (a) for its efficient methods, (b) for Leverage SHAP on every coalition."""
     explanation = explain(run)
     if explanation is not None:
-        what = f"TopKShapley(algorithm={run.params['method']!r})"
+        what = f"TopKShapley(algorithm={run.params['algorithm']!r})"
         check_efficiency(run, explanation, what)
-        if run.params["method"] == "leverage" and run.case.same_dtypes:  # every coalition: the exact values
+        if run.params["algorithm"] == "leverage" and run.case.same_dtypes:  # every coalition: the exact values
             check_brute_force(run, explanation, atol=1e-8)
     assert not run.model.problems, run.model.problems

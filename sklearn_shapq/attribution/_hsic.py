@@ -25,6 +25,7 @@ from sklearn_shapq._validation import (
     refuse_non_numeric_columns,
     renamed,
     renamed_parameter,
+    selected_count,
 )
 from sklearn_shapq.attribution._bandwidth import median_distance, unit_scaled
 from sklearn_shapq.attribution._common import (
@@ -232,7 +233,7 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         )
         refuse_missing_values(X, "X", KERNEL_NAN_HINT, getattr(self, "feature_names_in_", None))
         groups = feature_groups_of(self, X.shape[1])
-        n_selected = self._n_selected(groups.n_players)
+        n_selected = selected_count(self.n_features_to_select, groups.n_players)
         target, kind, sigma_y, gamma_y = self._target_kernel(y)
         weights = HSICWeights(target, kind, gamma_y, self.statistic == "unbiased")
         self.attributions_, self.hsic_, self.bandwidths_ = attribute_statistic(
@@ -255,18 +256,6 @@ class HSICAttribution(GlobalAttributionMixin, SelectorMixin, BaseEstimator):
         self.kernel_y_, self.bandwidth_y_ = kind, sigma_y
         self.n_features_to_select_ = n_selected
         return self
-
-    def _n_selected(self, p: int) -> int:
-        """Players kept among p: the count (at most p) or the fraction of p (at least 1)."""
-        k = self.n_features_to_select
-        if isinstance(k, Integral):
-            if k > p:
-                raise ValueError(
-                    f"n_features_to_select must be between 1 and {p} (the features, a group counting as one), "
-                    f"got {k} for {p} feature(s)."
-                )
-            return int(k)
-        return max(1, round(k * p))
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "attributions_")

@@ -277,8 +277,9 @@ def test_pandas_in_names_out(forest, frame):
     assert exp.feature_names == NAMES
     assert type(exp.data) is np.ndarray
     np.testing.assert_array_equal(exp.data, frame.to_numpy()[:3])
-    # explaining an ndarray after a DataFrame fit keeps the names
-    assert explainer.explain(frame.to_numpy()[:3]).feature_names == NAMES
+    # explaining an ndarray after a DataFrame fit keeps the names, with scikit-learn's warning
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        assert explainer.explain(frame.to_numpy()[:3]).feature_names == NAMES
 
 
 def test_refit_on_ndarray_forgets_feature_names(forest, frame):
@@ -369,8 +370,10 @@ def test_a_string_array_is_not_a_table(forest):
 
 
 @pytest.mark.parametrize("dtype", ["Int64", "Float64"])
-def test_nullable_numeric_columns_are_accepted(forest, frame, dtype):
+def test_nullable_numeric_columns_are_accepted(data, frame, dtype):
     nullable = frame.assign(c=(frame["c"] * 10).round().astype(dtype))
+    # a table with nullable columns reaches the model as DataFrames: a model fitted on the same columns
+    forest = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(nullable, data[1])
     explainer = _sampled(forest).fit(nullable)
     exp = explainer.explain(nullable.iloc[:3])
     np.testing.assert_array_equal(exp.data, nullable.iloc[:3].to_numpy(dtype=np.float64))
@@ -477,7 +480,7 @@ def test_sparse_input_gets_a_clear_error_in_every_class():
     with pytest.raises(TypeError, match="sparse"):
         ProductKernelShapExplainer(svr).fit(X).explain(sparse)
     with pytest.raises(TypeError, match="[Ss]parse"):
-        TopKShapley(Ridge(), k=2, max_evals=40, t_min=2, cv=2, progress=False).fit(sparse, y)
+        TopKShapley(Ridge(), n_features_to_select=2, max_evals=40, t_min=2, cv=2, progress=False).fit(sparse, y)
     with pytest.raises(TypeError, match="[Ss]parse"):
         HSICAttribution(n_features_to_select=2).fit(sparse, y)
     with pytest.raises(TypeError, match="[Ss]parse"):

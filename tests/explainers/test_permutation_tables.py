@@ -169,6 +169,8 @@ def test_a_model_returning_nan_is_an_error_not_nan_values():
         explainer.explain(np.array([[2.0, 0.0, 0.0]]))
 
 
+# explain(ndarray) after a raw-table fit: scikit-learn's feature-name check warns before the refusal that is tested
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names, but PermutationShapExplainer:UserWarning")
 def test_dataframe_columns_reordered_against_fit():
     frame, y = people(100, seed=7)
     model = census_pipeline(frame, y)
@@ -231,6 +233,8 @@ def test_int_and_bool_columns_reach_the_model_with_their_dtypes():
     np.testing.assert_allclose(explanation.values, expected, atol=1e-12)
 
 
+# string columns are NaN in an Explanation's data (shap greys them): numpy warns inside shap's beeswarm and violin
+@pytest.mark.filterwarnings("ignore:All-NaN slice encountered:RuntimeWarning")
 def test_every_shap_plot_draws_a_raw_table_explanation():
     import matplotlib
 

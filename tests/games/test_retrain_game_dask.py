@@ -49,7 +49,7 @@ class RecordingNeighbors(KNeighborsRegressor):
 
 
 def selector(estimator, **params) -> TopKShapley:
-    defaults = dict(k=2, cv=3, max_evals=60, t_min=3, random_state=0, game="retrain", progress=False)
+    defaults = dict(n_features_to_select=2, cv=3, max_evals=60, t_min=3, random_state=0, game="retrain", progress=False)
     defaults.update(params)
     return TopKShapley(estimator, **defaults)
 

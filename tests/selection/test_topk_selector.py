@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import joblib
 import numpy as np
@@ -37,6 +38,11 @@ def regression():
     X = rng.normal(size=(240, N_FEATURES))
     y = 3.0 * X[:, 0] + 2.0 * X[:, 3] - 2.5 * X[:, 5] + 0.2 * rng.normal(size=240)
     return pd.DataFrame(X, columns=[f"f{j}" for j in range(N_FEATURES)]), y
+
+
+def warns_below_warm_up(expected: bool = True):
+    """Expect TopKShapley's warning that max_evals does not cover the adaptive algorithm's warm-up (or none)."""
+    return pytest.warns(UserWarning, match="does not cover .* warm-up") if expected else nullcontext()
 
 
 def small(**params) -> TopKShapley:
@@ -155,7 +161,7 @@ def test_explain_before_fit_and_transform_without_global_game(regression):
     with pytest.raises(NotFittedError):
         small().explain(X)
     model = LinearRegression().fit(X, y)
-    prefit = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=60).fit(X)  # no y: explain only
+    prefit = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=60, t_min=5).fit(X)  # explain only
     assert prefit.explain(X.iloc[:2]).values.shape == (2, N_FEATURES)
     with pytest.raises(ValueError, match="selects nothing"):
         prefit.transform(X)
@@ -198,7 +204,7 @@ def test_local_rows_match_single_row_games(regression):
 def test_multiclass_explains_each_rows_predicted_class_or_a_target():
     X, y = load_iris(return_X_y=True)
     model = LogisticRegression(max_iter=1000).fit(X, y)
-    explainer = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=100, random_state=0).fit(X)
+    explainer = TopKShapley(model, n_features_to_select=2, prefit=True, max_evals=100, t_min=5, random_state=0).fit(X)
     targets = explainer.explain(X[[0, 60, 120]]).diagnostics["targets"]
     np.testing.assert_array_equal(targets, model.predict(X[[0, 60, 120]]))
     np.testing.assert_array_equal(explainer.set_params(target=2).explain(X[:2]).diagnostics["targets"], [2, 2])
@@ -221,7 +227,14 @@ def _explain_on(device, regression, method):
     X, y = regression
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y > 0)
     explainer = TopKShapley(
-        model, n_features_to_select=3, prefit=True, max_evals=200, algorithm=method, random_state=1, device=device
+        model,
+        n_features_to_select=3,
+        prefit=True,
+        max_evals=200,
+        t_min=5,  # 200 evaluations cover the warm-up: the adaptive phase runs on both backends
+        algorithm=method,
+        random_state=1,
+        device=device,
     )
     return explainer.fit(X).explain(X.iloc[:6]), explainer
 
@@ -434,7 +447,6 @@ def test_an_undefined_classification_score_is_an_error():
         selector.set_params(max_evals=20, t_min=2, random_state=0, progress=False).fit(X[::5], y[::5] == 0)
 
 
-@pytest.mark.filterwarnings("ignore:max_evals=.*warm-up:UserWarning")
 @pytest.mark.parametrize("method", tuple(TOPK_ALGORITHMS))
 def test_fit_refuses_a_budget_below_the_minimum_and_runs_at_it_in_both_modes(regression, method):
     X, y = regression
@@ -453,9 +465,13 @@ def test_fit_refuses_a_budget_below_the_minimum_and_runs_at_it_in_both_modes(reg
     at_minimum = dict(
         n_features_to_select=2, algorithm=method, max_evals=minimum, t_min=2, random_state=0, progress=False
     )
-    selector = TopKShapley(LinearRegression(), game="marginal", background_size=40, **at_minimum).fit(X, y)
+    # an adaptive algorithm's minimum is below its warm-up (t_min >= 2 rounds): it runs, and says it never adapts
+    adaptive = TOPK_ALGORITHMS[method].adaptive
+    with warns_below_warm_up(adaptive):
+        selector = TopKShapley(LinearRegression(), game="marginal", background_size=40, **at_minimum).fit(X, y)
     assert np.isfinite(selector.shapley_values_).all() and selector.n_evals_ <= minimum
-    explanation = TopKShapley(model, prefit=True, **at_minimum).fit(X).explain(X.iloc[:4])
+    with warns_below_warm_up(adaptive):
+        explanation = TopKShapley(model, prefit=True, **at_minimum).fit(X).explain(X.iloc[:4])
     assert np.isfinite(explanation.values).all()
     assert (explanation.diagnostics["n_evals"] <= minimum).all()
     assert not (explanation.values == 0).all(axis=1).any()  # once: all zeros and an arbitrary top k

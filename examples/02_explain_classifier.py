@@ -7,7 +7,7 @@ An xgboost classifier on scikit-learn's breast-cancer data, explained by
 the positive class's margin (log-odds), so values plus base value equal
 ``model.predict(X, output_margin=True)``, and every value carries a standard error.
 
-Run: ``python examples/explain_classifier.py``.
+Run: ``python examples/02_explain_classifier.py``.
 """
 
 # %%

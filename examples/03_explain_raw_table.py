@@ -9,12 +9,14 @@ explainer works on the raw columns: masked rows take whole cells from background
 the model as DataFrames with the original dtypes. Then the two columns of a person's job are
 explained as one group, and the rows are clustered by their Shapley values in a Pipeline.
 
-Run: ``python examples/explain_raw_table.py``.
+Run: ``python examples/03_explain_raw_table.py``.
 """
 
 # %%
 # The table and its model
 # -----------------------
+import warnings
+
 import matplotlib.pyplot as plt
 import numpy as np
 import shap
@@ -53,19 +55,25 @@ labels = clusters.fit(table.iloc[:300]).predict(table.iloc[300:400])
 print("clusters of rows in Shapley space:", np.bincount(labels))
 
 # %%
-# The plots draw the cells (``display_data``): a beeswarm
-# -------------------------------------------------------
-shap.plots.beeswarm(explanation, show=False)
+# Every row at once: a beeswarm
+# -----------------------------
+# Colours follow ``data``: numbers by value, a category by its declared order, bools 0/1; string
+# columns (workclass, occupation) have no order, their ``data`` is NaN and their dots are grey
+# (numpy, inside shap, warns "All-NaN slice" as it scales their colours: expected, so ignored here).
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "All-NaN slice encountered", RuntimeWarning)
+    shap.plots.beeswarm(explanation, show=False)
 plt.show()
 
 # %%
 # One row's waterfall, with its string cells
 # ------------------------------------------
+# The waterfall labels each value with the row's cell (``display_data``), strings included.
 shap.plots.waterfall(explanation[0], show=False)
 plt.show()
 
 # %%
-# A string column's values against its levels
-# --------------------------------------------
-shap.plots.scatter(explanation[:, "workclass"], show=False)
+# A category column's values against its levels
+# ---------------------------------------------
+shap.plots.scatter(explanation[:, "education"], show=False)
 plt.show()
