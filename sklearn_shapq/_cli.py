@@ -86,9 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         The exit status: 0 on success, 2 for a user error (one line on stderr).
     """
-    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(explain_choices="explain" in arguments)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version, a usage error: argparse has printed what it has to say
         return exc.code if isinstance(exc.code, int) else 1
     try:
@@ -98,14 +99,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser of ``sklearn-shapq`` and its commands ``explain`` and ``demo``."""
+def build_parser(explain_choices: bool = True) -> argparse.ArgumentParser:
+    """Return the parser of ``sklearn-shapq`` and its commands ``explain`` and ``demo``.
+
+    ``explain_choices=False`` leaves the algorithm and output names of ``explain`` unchecked by the
+    parser (the explainer still checks them): listing them imports the package's algorithms (numba,
+    scikit-learn, scipy), which ``--version``, ``--help`` and ``demo`` do without.
+    """
     parser = argparse.ArgumentParser(
         prog=PROG, description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     commands = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
-    _add_explain(commands)
+    _add_explain(commands, explain_choices)
     _add_demo(commands)
     return parser
 
@@ -154,10 +160,8 @@ def _run_demo(args: argparse.Namespace) -> int:
 # -------------------------------------------------------------------------------------------- explain
 
 
-def _add_explain(commands: Any) -> None:
-    from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS  # the registry: loaded with the package already
-    from sklearn_shapq.games import OUTPUTS
-
+def _add_explain(commands: Any, choices: bool) -> None:
+    algorithms, outputs = _explain_choices() if choices else (None, None)
     explain = commands.add_parser(
         "explain",
         help="explain the rows of a table (CSV or Parquet) for a saved model",
@@ -192,9 +196,9 @@ def _add_explain(commands: Any) -> None:
     explainer.add_argument(
         "--algorithm",
         default="auto",
-        choices=sorted(set(SHAPLEY_ALGORITHMS) | {"auto"}),
+        choices=None if algorithms is None else ["auto", *algorithms],
         metavar="NAME",
-        help=f"the algorithm, auto (the default) or one of: {', '.join(sorted(SHAPLEY_ALGORITHMS))} (the user "
+        help=f"the algorithm, auto (the default) or one of: {', '.join(algorithms or ['...'])} (the user "
         "guide compares them)",
     )
     explainer.add_argument(
@@ -207,7 +211,7 @@ def _add_explain(commands: Any) -> None:
     explainer.add_argument(
         "--output",
         default="auto",
-        choices=OUTPUTS,
+        choices=outputs,
         help="what is explained: a regressor's prediction, a classifier's margin or log-odds (auto, the "
         "default), or the one named",
     )
@@ -241,6 +245,14 @@ def _add_explain(commands: Any) -> None:
         "row); with several outputs, one of each per output (beeswarm_OUTPUT.png, ...). Needs matplotlib",
     )
     explain.set_defaults(run=run_explain)
+
+
+def _explain_choices() -> tuple[list[str], list[str]]:
+    """Return the registered algorithms' names and the explained outputs (imports the package's algorithms)."""
+    from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
+    from sklearn_shapq.games import OUTPUTS
+
+    return sorted(SHAPLEY_ALGORITHMS), list(OUTPUTS)
 
 
 def _row_slice(text: str) -> slice:

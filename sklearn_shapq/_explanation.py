@@ -70,17 +70,16 @@ def explanation_data(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Return the Explanation's ``data`` and ``display_data`` of explained rows (codes, or cells).
 
-    ``data`` holds numbers and category codes (the categories' order); string and object columns,
-    whose levels have no order, are NaN there (shap's plots grey them) and their cells are in
-    ``display_data``. With groups, a group's ``data`` is NaN and its ``display_data`` its cells
-    joined by ", ".
+    ``data`` holds numbers and category codes (the categories' order); where string or object
+    columns (levels without an order) are explained, ``data`` is an object array holding their cells,
+    as shap's own Explanation of such a DataFrame: the beeswarm greys them, a scatter plot places
+    them by level, labelled. ``display_data`` holds every cell. With groups, a group's ``data`` is
+    NaN and its ``display_data`` its cells joined by ", ".
     """
     cells = None if codec is None else codec.cells(array)
-    if codec is not None and codec.unordered.any():
-        array = array.copy()
-        array[:, codec.unordered] = np.nan
+    unordered = np.zeros(array.shape[1], dtype=bool) if codec is None else codec.unordered
     if groups is None:
-        return array, cells
+        return _levels_as_cells(array, cells, unordered), cells
     cells = array.astype(object) if cells is None else cells
     display = np.empty((array.shape[0], groups.n_players), dtype=object)
     for player, members in enumerate(groups.members):  # a loop over the few players
@@ -88,4 +87,14 @@ def explanation_data(
             display[:, player] = cells[:, members[0]]
         else:
             display[:, player] = [", ".join(map(str, row)) for row in cells[:, members]]
-    return groups.player_data(array), display
+    lone_unordered = groups.player_data(unordered[None, :].astype(np.float64))[0] == 1.0  # NaN for a group
+    return _levels_as_cells(groups.player_data(array), display, lone_unordered), display
+
+
+def _levels_as_cells(data: np.ndarray, cells: np.ndarray | None, unordered: np.ndarray) -> np.ndarray:
+    """Return ``data`` with the columns ``unordered`` replaced by their ``cells`` (an object array), if any."""
+    if cells is None or not unordered.any():
+        return data
+    data = data.astype(object)
+    data[:, unordered] = cells[:, unordered]
+    return data

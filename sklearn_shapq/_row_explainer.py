@@ -11,7 +11,7 @@ import numpy as np
 from sklearn_shapq._explanation import explanation_data, make_explanation
 from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._random import make_generator
-from sklearn_shapq._validation import check_fitted_features, check_table, missing_value_policy
+from sklearn_shapq._validation import check_fitted_features, check_table, missing_value_policy, require_dataframe
 from sklearn_shapq.games import TableCodec, keyed_content
 from sklearn_shapq.samplers import draw_seed, row_keys
 
@@ -78,6 +78,8 @@ class RowExplainerMixin:
 
     def _explained_rows(self, X: Any) -> ExplainedRows:
         """Check ``X`` against ``fit`` and return it with the background in its dtypes."""
+        if self._codec is not None:
+            require_dataframe(X, self._codec)
         check_fitted_features(self, X)  # scikit-learn's feature count and names checks
         codec, background = (
             (None, self.background_) if self._codec is None else self._codec.aligned(X, self.background_)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 import warnings
 from collections.abc import Mapping
 from numbers import Integral
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import joblib
 import numpy as np
 import scipy.sparse
+import sklearn
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
@@ -86,11 +90,8 @@ def check_table(
             ),
             None,
         )
-    if not _is_dataframe(X):
-        raise TypeError(
-            f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
-            f"columns {codec.coded_columns}."  # type: ignore[union-attr]  # not a DataFrame: codec is set
-        )
+    if codec is not None:
+        require_dataframe(X, codec, name)
     names = _column_names(X, name)
     _check_names(names, feature_names, name)
     if codec is None:
@@ -184,6 +185,19 @@ def _not_two_dimensional(name: str, shape: tuple) -> str:
         f"{name} must be 2-D (n_samples, n_features), got shape {shape}. Reshape your data: X.reshape(1, -1) "
         "for a single row, X.reshape(-1, 1) for a single feature."
     )
+
+
+def require_dataframe(X: Any, codec: TableCodec, name: str = "X") -> None:
+    """Refuse data that is not a DataFrame where ``fit`` coded string or category columns (``codec``).
+
+    Call it before :func:`check_fitted_features`, whose warning about missing feature names would
+    come first otherwise.
+    """
+    if not _is_dataframe(X):
+        raise TypeError(
+            f"{name} must be a DataFrame: the explainer was fitted on a DataFrame with string or category "
+            f"columns {codec.coded_columns}."
+        )
 
 
 def check_fitted_features(estimator: Any, X: Any) -> None:
@@ -364,9 +378,22 @@ def renamed_parameter(estimator: Any, old: str, new: str) -> Any:
     warnings.warn(
         f"{old}= was renamed {new}= in sklearn_shapq 1.0 and will be removed in 1.1: pass {new}={old_value!r}.",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=_caller_outside_libraries(),
     )
     return old_value
+
+
+def _caller_outside_libraries() -> int:
+    """Return the ``stacklevel`` that points a warning raised by this function's caller at the user's code.
+
+    Frames in this package and in scikit-learn (its ``fit`` wrapper) are skipped.
+    """
+    libraries = tuple(str(Path(str(module.__file__)).parent) for module in (sys.modules["sklearn_shapq"], sklearn))
+    frame: FrameType | None = sys._getframe(1)  # level 1: the frame that calls warnings.warn
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(libraries):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:

@@ -53,22 +53,40 @@ def test_unordered_levels_are_grey_and_categories_follow_their_order():
 
     explanation = PermutationShapExplainer(model, max_evals=20, random_state=0, progress=False).fit(frame)
     explanation = explanation.explain(frame.iloc[:10])
-    assert np.isnan(explanation.data[:, 0]).all()  # shap draws NaN grey: no colour from first-seen codes
+    # strings stay strings (shap greys them), never codes in order of first appearance
+    assert explanation.data.dtype == object and explanation.data[:, 0].tolist() == frame.city.iloc[:10].tolist()
     assert explanation.display_data[:, 0].tolist() == frame.city.iloc[:10].tolist()
     assert explanation.data[:, 1].tolist() == frame["size"].iloc[:10].cat.codes.astype(float).tolist()  # S < M < L
     assert explanation.data[:, 2].tolist() == frame.x.iloc[:10].tolist()
 
 
-@pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")  # shap's colour range of an all-grey column
-def test_the_beeswarm_greys_string_columns():
+@pytest.mark.filterwarnings("error")
+def test_shap_plots_grey_string_columns_and_place_levels_in_order():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import shap
 
-    frame = pd.DataFrame({"city": ["Oslo", "Bergen", "Tromsø", "Oslo"] * 5, "x": np.arange(20.0)})
-    explainer = PermutationShapExplainer(lambda t: np.asarray(t["x"]) + (t["city"] == "Oslo"), progress=False)
+    size = pd.Categorical(["S", "M", "L", "M"] * 5, categories=["S", "M", "L"], ordered=True)
+    frame = pd.DataFrame({"city": ["Oslo", "Bergen", "Tromsø", "Oslo"] * 5, "size": size, "x": np.arange(20.0)})
+
+    def model(table):
+        return np.asarray(table["x"]) + (table["city"] == "Oslo") + np.asarray(table["size"].cat.codes, dtype=float)
+
+    explainer = PermutationShapExplainer(model, progress=False)
     explanation = explainer.set_params(random_state=0).fit(frame).explain(frame)
-    shap.plots.beeswarm(explanation, show=False)
+    ax = shap.plots.beeswarm(explanation, show=False, plot_size=None)
+    grey = [
+        c for c in ax.collections if len(c.get_offsets()) and np.allclose(c.get_facecolor()[:, :3], 0.4667, atol=0.01)
+    ]
+    assert sum(len(c.get_offsets()) for c in grey) == 20  # the city column's points, drawn in shap's grey
+    plt.close("all")
+    ax = shap.plots.scatter(explanation[:, "city"], show=False)
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 20
+    assert {t.get_text() for t in ax.get_xticklabels()} == {"Oslo", "Bergen", "Tromsø"}
+    plt.close("all")
+    ax = shap.plots.scatter(explanation[:, "size"], show=False)
+    ticks = sorted((t.get_position()[0], t.get_text()) for t in ax.get_xticklabels())
+    assert [text for _, text in ticks] == ["S", "M", "L"]  # placed in the categories' order
     plt.close("all")

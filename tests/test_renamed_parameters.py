@@ -69,9 +69,10 @@ def test_the_old_name_warns_and_gives_the_new_names_values(run, old, new, value)
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # the new name warns of nothing
         expected = run(**{new: value})
-    with pytest.warns(FutureWarning, match=f"{old}= was renamed {new}= in sklearn_shapq 1.0 .* pass {new}="):
+    with pytest.warns(FutureWarning, match=f"{old}= was renamed {new}= in sklearn_shapq 1.0 .* pass {new}=") as record:
         got = run(**{old: value})
     assert same(got, expected)
+    assert {warning.filename for warning in record} == {__file__}  # the user's line, not the package's or sklearn's
 
 
 @pytest.mark.parametrize(("run", "old", "new", "value"), RENAMES)

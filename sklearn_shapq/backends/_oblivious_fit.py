@@ -105,11 +105,26 @@ def fit_oblivious_numba(
     outputs = (players, leaves, predictions)
     settings = (n_trees, depth, float(learning_rate), float(l2))
     additions_per_item = n_trees * (int(counts.mean()) + 1) * n * (depth + 1)  # of one (row, problem)
-    run_ranges(
-        lambda start, stop: _fit_kernel(*arrays, *settings, *outputs, start, stop),
-        rows * problems,
-        _MIN_THREAD_ADDITIONS // max(1, additions_per_item),
-    )
+    n_leaves = 2**depth
+
+    def items(start: int, stop: int) -> None:
+        # scratch of one range, allocated here: each np.empty in a kernel is another specialisation to
+        # compile (0.1 s of a first call on an empty numba cache)
+        scratch = (
+            np.empty(n),
+            np.empty(n),
+            np.empty(n, dtype=np.int64),
+            np.empty(d, dtype=np.bool_),
+            np.empty((2, n_leaves, d)),
+            np.empty((2, n_leaves, d)),
+            np.empty((2, n_leaves)),
+            np.empty((2, n_leaves)),
+            np.empty((2, n_leaves)),
+            np.empty((2, n_leaves)),
+        )
+        _fit_kernel(*arrays, *settings, *outputs, *scratch, start, stop)
+
+    run_ranges(items, rows * problems, _MIN_THREAD_ADDITIONS // max(1, additions_per_item))
     return players.transpose(2, 0, 1, 3), leaves.transpose(2, 0, 1, 3), predictions.transpose(0, 2, 1)
 
 
@@ -128,20 +143,24 @@ def _fit_kernel(
     players: np.ndarray,
     leaves: np.ndarray,
     predictions: np.ndarray,
+    gradient: np.ndarray,
+    signed: np.ndarray,
+    node: np.ndarray,
+    used: np.ndarray,
+    listed_g: np.ndarray,
+    listed_h: np.ndarray,
+    flipped_g: np.ndarray,
+    flipped_h: np.ndarray,
+    total_g: np.ndarray,
+    total_h: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
     n, d = masks.shape[1], masks.shape[2]
     problems, n_leaves = targets.shape[1], 1 << depth  # not 2**depth: numba compiles a power loop for it
-    gradient, signed = np.empty(n), np.empty(n)
-    node = np.empty(n, dtype=np.int64)
-    used = np.empty(d, dtype=np.bool_)
-    # per level (two buffers: this one, the next) and node, sums of gradients (g) and weights (h) of
-    # the coalitions: signed over their listed players, of those listed by the players they lack
-    # (flipped), and of all (total)
-    listed_g, listed_h = np.empty((2, n_leaves, d)), np.empty((2, n_leaves, d))
-    flipped_g, flipped_h = np.empty((2, n_leaves)), np.empty((2, n_leaves))
-    total_g, total_h = np.empty((2, n_leaves)), np.empty((2, n_leaves))
+    # scratch: per coalition its gradient, signed weight and node; the players used; per level (two
+    # buffers: this one, the next) and node, sums of gradients (g) and weights (h) of the coalitions:
+    # signed over their listed players, of those listed by the players they lack (flipped), and of all
     for item in range(start, stop):  # one (row, problem) per item: each writes its own outputs
         b, m = item // problems, item % problems
         weight, prediction = weights[b, m], predictions[b, m]

@@ -90,7 +90,21 @@ def paired_regression_numba(
     failed = np.zeros(n_games, dtype=np.bool_)
 
     def games(start: int, stop: int) -> None:
-        _regression_kernel(masks, weights, groups, n_groups, targets, full, leave_out, failed, start, stop)
+        # scratch of one range, allocated here: each np.empty in a kernel is another specialisation to
+        # compile (0.1 s of a first call on an empty numba cache)
+        sums = n_groups + 2
+        scratch = (
+            np.empty((sums, d, d)),
+            np.empty((sums, d)),
+            np.empty(sums),
+            np.empty((sums, d, n_outputs)),
+            np.empty((sums, n_outputs)),
+            np.empty(d, dtype=np.intp),
+            np.empty((d, d)),
+            np.empty((d, n_outputs)),
+            np.empty(d),
+        )
+        _regression_kernel(masks, weights, groups, n_groups, targets, full, leave_out, failed, *scratch, start, stop)
 
     systems = 1 + leave_out.shape[1]
     work = n_pairs * d * (d + 2 * n_outputs) // 2 + systems * (d**3 // 6 + d * d * (1 + n_outputs))
@@ -129,21 +143,23 @@ def _regression_kernel(
     full: np.ndarray,
     leave_out: np.ndarray,
     failed: np.ndarray,
+    outer: np.ndarray,
+    spread: np.ndarray,
+    square: np.ndarray,
+    cross: np.ndarray,
+    shift: np.ndarray,
+    members: np.ndarray,
+    system: np.ndarray,
+    rhs: np.ndarray,
+    inverse: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
     n_pairs, d, n_outputs = masks.shape[1], masks.shape[2], targets.shape[2]
-    # the sums of each group, of all groups (index n_groups) and of none (n_groups + 1: zeros, what
-    # the full system leaves out): Σ w z zᵀ (lower triangle), u = Σ w a z, Σ w a², Σ w δ z and Σ w a δ
+    # scratch: the sums of each group, of all groups (index n_groups) and of none (n_groups + 1:
+    # zeros, what the full system leaves out): Σ w z zᵀ (lower triangle) in ``outer``, u = Σ w a z in
+    # ``spread``, Σ w a², Σ w δ z and Σ w a δ; a pair's members; the system, its right side and 1 / L_jj
     every, none = n_groups, n_groups + 1
-    outer = np.empty((n_groups + 2, d, d))
-    spread = np.empty((n_groups + 2, d))
-    square = np.empty(n_groups + 2)
-    cross = np.empty((n_groups + 2, d, n_outputs))
-    shift = np.empty((n_groups + 2, n_outputs))
-    members = np.empty(d, dtype=np.intp)
-    system = np.empty((d, d))
-    rhs = np.empty((d, n_outputs))
     for b in range(start, stop):
         outer[:] = 0.0
         spread[:] = 0.0
@@ -184,7 +200,7 @@ def _regression_kernel(
             if not solved:  # the array path solves this game again
                 break
             _form_system(outer, spread, square, cross, shift, every, g if g else none, system, rhs)
-            solved = _solve_in_place(system, rhs)
+            solved = _solve_in_place(system, rhs, inverse)
             into = leave_out[b, g - 1] if g else full[b]
             for i in range(d):  # loops: numba's array assignment (into[:] = rhs) compiles for seconds
                 for k in range(n_outputs):
@@ -220,18 +236,21 @@ def _form_system(
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_REDUCTIONS_IN_ANY_ORDER)
-def _solve_in_place(system: np.ndarray, rhs: np.ndarray) -> bool:  # pragma: no cover - numba
-    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky in place; False if a pivot is not positive."""
+def _solve_in_place(system: np.ndarray, rhs: np.ndarray, inverse: np.ndarray) -> bool:  # pragma: no cover - numba
+    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky in place; False if a pivot is not positive.
+
+    ``inverse`` (d,) is scratch for 1 / L_jj: products instead of divisions on the factor's chain of dependencies.
+    """
     d, n_outputs = system.shape[0], rhs.shape[1]
     trace = 0.0
     for i in range(d):
         trace += system[i, i]
-    ridge = RIDGE * max(trace / d, 1e-300)
+    mean_diagonal = trace / d
+    ridge = RIDGE * (mean_diagonal if mean_diagonal > 1e-300 else 1e-300)  # not max(): one overload less to compile
     for i in range(d):
         for j in range(i + 1):
             system[i, j] += 1.0 / d
         system[i, i] += ridge
-    inverse = np.empty(d)  # 1 / L_jj: products instead of divisions on the factor's chain of dependencies
     for i in range(d):  # L Lᵀ, row by row (the lower triangle only)
         for j in range(i):
             value = system[i, j]

@@ -329,7 +329,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         seed, keys = self._row_keys(explained, stream=1)
         groups = self.feature_groups_
         backend = resolve_backend(self.device)
-        model_rows = (n_rows * self.max_evals_ + 1) * background.shape[0]  # an evaluation: N rows; the check
+        estimator = SHAPLEY_ALGORITHMS[self.algorithm_](
+            self.max_evals_,
+            groups.n_players,
+            seed,
+            tol=self.tol,
+            lam=self.lam,
+            n_candidates=self.n_candidates,
+        )
+        # an evaluation: N rows, as many as the estimator spends (2^d for "exact"); one more for the check
+        model_rows = (n_rows * estimator.n_evals + 1) * background.shape[0]
         with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
             model_fn = make_model_function(self.model, self.output, backend, explained.codec)
             background_outputs, checked, checks = self._current_background_outputs(backend, model_fn, background)
@@ -349,14 +358,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     parts=self.background_parts_,
                 )
 
-            estimator = SHAPLEY_ALGORITHMS[self.algorithm_](
-                self.max_evals_,
-                groups.n_players,
-                seed,
-                tol=self.tol,
-                lam=self.lam,
-                n_candidates=self.n_candidates,
-            )
             values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
             empty = backend.to_numpy(background_outputs.mean(axis=0))
         return self._explanation(

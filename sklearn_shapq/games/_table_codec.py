@@ -215,6 +215,14 @@ def _cast_cells(column: Any, dtype: Any, what: str) -> Any:
     """``column`` cast to ``dtype``, refused where a cell would change (a missing cell may change its kind)."""
     fitted = _described(column.dtype)
     message = f"{what} has dtype {_described(dtype)}, but the explainer was fitted with {fitted}, and"
+    if str(dtype) == "category":  # a cell outside the categories: refused here, before pandas warns and drops it
+        outside = (column.notna() & ~column.astype(object).isin(list(dtype.categories))).to_numpy()
+        if outside.any():
+            cell = _shown(column.iloc[int(np.flatnonzero(outside)[0])])
+            raise TypeError(
+                f"{message} the background's cell {cell!r} is not among its categories {list(dtype.categories)}: "
+                "pass the dtype of fit."
+            )
     try:
         # via objects to a category dtype: pandas keeps a categorical column as it is for categories in any order
         cast = (column.astype(object) if str(dtype) == "category" else column).astype(dtype)
@@ -254,10 +262,10 @@ def _kind(dtype: Any, column: Any = None) -> str:
 
     if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
         return _NUMBER
+    if str(dtype) == "category":  # before the nullable kinds: pandas calls a category of bools a bool dtype
+        return _CATEGORY
     if is_extension_array_dtype(dtype) and (is_numeric_dtype(dtype) or is_bool_dtype(dtype)):
         return _NULLABLE
-    if str(dtype) == "category":
-        return _CATEGORY
     if isinstance(dtype, np.dtype) and dtype.kind == "c":
         raise TypeError(f"Column {column!r} has dtype {dtype}, which cannot be explained: convert it to real numbers.")
     return _LEVELS  # strings, objects, dates and durations: each distinct cell a level

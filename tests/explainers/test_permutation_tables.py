@@ -38,7 +38,10 @@ def test_pipeline_on_strings_with_missing_entries_is_exact():
     )
     assert explanation.feature_names == list(frame.columns)
     assert explanation.display_data[:, 1].tolist() == rows.workclass.tolist()
-    assert explanation.data.dtype == np.float64  # codes: plots color by them and label by display_data
+    # numbers and category codes as floats, a string column's cells as they are (shap's own convention)
+    assert explanation.data.dtype == object and explanation.data[:, 1].tolist() == rows.workclass.tolist()
+    numbers = [j for j, name in enumerate(frame.columns) if name != "workclass"]
+    assert np.array(explanation.data[:, numbers], dtype=np.float64).dtype == np.float64
 
 
 def test_category_dtype_model_is_exact():
@@ -169,8 +172,7 @@ def test_a_model_returning_nan_is_an_error_not_nan_values():
         explainer.explain(np.array([[2.0, 0.0, 0.0]]))
 
 
-# explain(ndarray) after a raw-table fit: scikit-learn's feature-name check warns before the refusal that is tested
-@pytest.mark.filterwarnings("ignore:X does not have valid feature names, but PermutationShapExplainer:UserWarning")
+@pytest.mark.filterwarnings("error::UserWarning")  # explain(ndarray) after a raw-table fit: refused, not warned first
 def test_dataframe_columns_reordered_against_fit():
     frame, y = people(100, seed=7)
     model = census_pipeline(frame, y)
@@ -235,7 +237,9 @@ def test_int_and_bool_columns_reach_the_model_with_their_dtypes():
 
 # string columns are NaN in an Explanation's data (shap greys them): numpy warns inside shap's beeswarm and violin
 @pytest.mark.filterwarnings("ignore:All-NaN slice encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered in greater:RuntimeWarning")  # shap's jitter, NaN cells
 def test_every_shap_plot_draws_a_raw_table_explanation():
+    """shap's plots but the violin, which needs numbers in every column (as with shap's own explainers)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -253,7 +257,6 @@ def test_every_shap_plot_draws_a_raw_table_explanation():
         "bar": lambda: shap.plots.bar(explanation, show=False),
         "beeswarm": lambda: shap.plots.beeswarm(explanation, show=False),
         "heatmap": lambda: shap.plots.heatmap(explanation, show=False),
-        "violin": lambda: shap.plots.violin(explanation, show=False),
         "scatter strings": lambda: shap.plots.scatter(explanation[:, "workclass"], show=False),
         "scatter category": lambda: shap.plots.scatter(explanation[:, "education"], show=False),
         "scatter numbers": lambda: shap.plots.scatter(explanation[:, "hours"], show=False),
@@ -265,6 +268,8 @@ def test_every_shap_plot_draws_a_raw_table_explanation():
     for name, draw in plots.items():
         draw()
         assert plt.get_fignums(), name
+        if name in ("scatter strings", "scatter category"):  # every row drawn, none lost to a missing x
+            assert sum(len(c.get_offsets()) for c in plt.gca().collections) == 30, name
         plt.close("all")
 
 
@@ -381,3 +386,21 @@ def test_cells_that_cannot_be_represented_are_refused_naming_the_column(backgrou
     explainer = PermutationShapExplainer(lambda frame: frame["x"].to_numpy(), allow_nan=True, progress=False)
     with pytest.raises(TypeError, match=f"Column 'name' of X .*{message}"):
         explainer.fit(fitted).explain(fitted.assign(name=rows))
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_category_of_bools_reaches_the_model_as_its_cells():
+    """pandas calls a category of bools a bool dtype: it must stay a category, True never decoded to missing."""
+    frame = pd.DataFrame({"flag": pd.Categorical([None, True, True, None]), "x": [1.0, 2.0, 3.0, 4.0]})
+    seen = []
+
+    def model(table):
+        seen.append(table["flag"])
+        return table["x"].to_numpy() + 10.0 * table["flag"].eq(True).to_numpy(dtype=float)
+
+    explanation = PermutationShapExplainer(model, allow_nan=True, progress=False).fit(frame).explain(frame)
+    assert seen[0].tolist()[1:3] == [True, True] and str(seen[0].dtype) == "category"
+    # additive game: each column's value is its term less the term's background mean
+    assert np.allclose(explanation.base_values, 2.5 + 10.0 * 0.5)
+    assert np.allclose(explanation.values[:, 0], 10.0 * (frame["flag"].eq(True).to_numpy() - 0.5))
+    assert np.allclose(explanation.values[:, 1], frame["x"] - 2.5)
