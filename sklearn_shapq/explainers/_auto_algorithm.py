@@ -17,16 +17,21 @@ LEVERAGE_MIN_EVALS_PER_FEATURE = 3
 determined (``benchmarks/bench_permutation.py --quick --budgets 33 48 64 80``)."""
 
 
-SPLIT_MAX_SHARE = 0.4
-"""Share of the 2^d coalitions from which ``algorithm="auto"`` takes shared "leverage_cv" instead of split
-Leverage SHAP: its control variate then fits the game nearly whole (``benchmarks/bench_accuracy.py``)."""
-
-
 REGRESSION_SPLIT_FEATURES = 10
 """``background_parts="auto"`` gives the regressions one part per background row up to this d, and
 N · this / d parts above: each part's regression costs about 2 d² operations per coalition
 (``benchmarks/bench_leverage_parts.py``)."""
 
+
+CONTROL_VARIATE_COALITIONS = 2000
+"""``background_parts="auto"`` gives "leverage_cv" the most parts whose surrogates see at most this many
+coalitions per row in all (a surrogate's fit costs about 10 folds × 25 trees per coalition)."""
+
+
+SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE = 10
+"""Split by background parts, ``algorithm="auto"`` takes "leverage_cv" (a surrogate per part) from 10d
+evaluations per row and Leverage SHAP below, where the surrogates gained 2-13% for 2-9x the time
+(user guide, "A surrogate per background part")."""
 
 SPLIT_LEVERAGE_MAX_FEATURES = 24
 """Split by background parts, ``algorithm="auto"`` takes Leverage SHAP up to this d and orthogonal codes
@@ -49,11 +54,14 @@ def resolve_algorithm(
     """Choose the estimator, budget per row and background parts for ``algorithm`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
-    exact when 2^d fits the budget; else, split by background parts, Leverage SHAP up to
-    :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on shared
-    coalitions (nothing split, or :data:`SPLIT_MAX_SHARE` of 2^d) "leverage_cv" up to
-    :data:`LEVERAGE_MAX_FEATURES` while a row's regression fits in memory; else orthogonal codes,
-    or "mc" when the budget cannot pay one pair of orderings. Parts: :func:`resolve_parts`.
+    exact when 2^d fits the budget; else, split by background parts up to
+    :data:`SPLIT_LEVERAGE_MAX_FEATURES`, "leverage_cv" (Leverage SHAP with a tree surrogate per
+    part) from :data:`SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE` · d evaluations and Leverage
+    SHAP from 3d, orthogonal codes above; on shared coalitions (one background row, ``tol``,
+    ``background_parts=1``, or no parts for the budget) "leverage_cv" up to
+    :data:`LEVERAGE_MAX_FEATURES`; Leverage SHAP where the surrogates do not fit in memory; else
+    orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
+    :func:`resolve_parts`.
 
     Returns
     -------
@@ -73,7 +81,7 @@ def resolve_algorithm(
     >>> resolve_algorithm("auto", "auto", 5), resolve_algorithm("auto", 2000, 120)
     (('exact', 500, 1), ('orthogonal', 2000, 1))
     >>> resolve_algorithm("auto", 300, 20, n_background=100), resolve_algorithm("auto", 500, 30, n_background=100)
-    (('leverage', 300, 50), ('orthogonal', 500, 100))
+    (('leverage_cv', 300, 5), ('orthogonal', 500, 100))
     >>> resolve_algorithm("auto", 500, 30, 1, n_background=100)
     ('leverage_cv', 500, 1)
     """
@@ -86,24 +94,31 @@ def resolve_algorithm(
         algorithm = "exact"
     elif chosen_by_auto:
         split = background_parts != 1 and tol is None and n_background > 1
-        split = split and (background_parts != "auto" or d > MAX_ENUMERATED_PLAYERS or budget < SPLIT_MAX_SHARE * 2**d)
         algorithm = _auto_algorithm(budget, d, split)
-        if split and resolve_parts(background_parts, algorithm, d, tol, n_background) == 1:
+        if split and resolve_parts(background_parts, algorithm, d, tol, n_background, budget) == 1:
             algorithm = _auto_algorithm(budget, d, False)  # no divisor of N gives the regression parts
     reason = SHAPLEY_ALGORITHMS[algorithm].refusal(budget, d)
     if reason is not None:
         raise ValueError(
             (f'algorithm="auto" chose {algorithm!r} for the smallest budgets: ' if chosen_by_auto else "") + reason
         )
-    return algorithm, budget, resolve_parts(background_parts, algorithm, d, tol, n_background)
+    return algorithm, budget, resolve_parts(background_parts, algorithm, d, tol, n_background, budget)
 
 
-def resolve_parts(background_parts: int | str, algorithm: str, d: int, tol: float | None, n_background: int) -> int:
+def resolve_parts(
+    background_parts: int | str,
+    algorithm: str,
+    d: int,
+    tol: float | None,
+    n_background: int,
+    budget: int | None = None,
+) -> int:
     """Games each row's game is split into, by equal parts of the background (``background_parts``).
 
     "auto": one part per background row for sampled algorithms that draw per game, without
-    ``tol`` and not "leverage_cv"; for the regressions above :data:`REGRESSION_SPLIT_FEATURES`
-    features, the largest divisor of N at most N · :data:`REGRESSION_SPLIT_FEATURES` / d.
+    ``tol``; for the regressions above :data:`REGRESSION_SPLIT_FEATURES` features, the largest
+    divisor of N at most N · :data:`REGRESSION_SPLIT_FEATURES` / d; for "leverage_cv", also at most
+    :data:`CONTROL_VARIATE_COALITIONS` / ``budget`` (one part without a budget).
 
     Raises
     ------
@@ -114,16 +129,18 @@ def resolve_parts(background_parts: int | str, algorithm: str, d: int, tol: floa
     --------
     >>> resolve_parts("auto", "leverage", 30, None, 100), resolve_parts("auto", "leverage", 80, None, 100)
     (25, 10)
-    >>> resolve_parts("auto", "orthogonal", 80, None, 100), resolve_parts("auto", "leverage_cv", 8, None, 100)
-    (100, 1)
+    >>> resolve_parts("auto", "orthogonal", 80, None, 100), resolve_parts("auto", "leverage_cv", 8, None, 100, 200)
+    (100, 10)
     """
     estimator = SHAPLEY_ALGORITHMS[algorithm]
     if background_parts == "auto":
-        if not estimator.draws_per_game() or algorithm == "leverage_cv" or tol is not None:
+        if not estimator.draws_per_game() or tol is not None:
             return 1
         target: float = n_background
         if issubclass(estimator, LeverageAlgorithm):
             target = n_background * min(1.0, REGRESSION_SPLIT_FEATURES / d)
+        if algorithm == "leverage_cv":
+            target = min(target, CONTROL_VARIATE_COALITIONS / budget) if budget else 1
         return max(p for p in range(1, n_background + 1) if n_background % p == 0 and p <= max(target, 1))
     parts = int(background_parts)
     if parts == 1 or algorithm == "exact":
@@ -145,7 +162,8 @@ def _auto_algorithm(budget: int, d: int, split: bool) -> str:
         return "exact"
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
-        for name in ("leverage",) if split else ("leverage_cv", "leverage"):  # the surrogates need more memory
+        with_surrogate = not split or budget >= SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE * d
+        for name in ("leverage_cv", "leverage") if with_surrogate else ("leverage",):  # surrogates need more memory
             if SHAPLEY_ALGORITHMS[name].refusal(budget, d) is None:
                 return name
     if budget < SHAPLEY_ALGORITHMS["orthogonal"].minimum_evals(d):

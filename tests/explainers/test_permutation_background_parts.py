@@ -75,9 +75,10 @@ def test_satterthwaite_pools_the_parts_degrees_of_freedom():
     assert dof[1] == np.inf  # exact parts
 
 
-def test_a_row_alone_equals_the_row_in_a_batch_with_parts():
+@pytest.mark.parametrize("algorithm", ["leverage", "leverage_cv"])
+def test_a_row_alone_equals_the_row_in_a_batch_with_parts(algorithm):
     f, background, X = polynomial_setup(4, 8, order=3, n_background=6, n_rows=3)
-    options = {"algorithm": "leverage", "max_evals": 50, "background_parts": 3, "random_state": 2}
+    options = {"algorithm": algorithm, "max_evals": 50, "background_parts": 3, "random_state": 2}
     together = explain(f, background, X[[0, 1, 0, 2]], **options)
     alone = explain(f, background, X[[1]], **options)
     np.testing.assert_array_equal(together.values[1], alone.values[0])
@@ -88,7 +89,10 @@ def test_a_row_alone_equals_the_row_in_a_batch_with_parts():
 def test_auto_splits_sampled_estimates_and_not_exact_ones():
     f, background, X = polynomial_setup(6, 12, order=3, n_background=20, n_rows=2)
     explainer = PermutationShapExplainer(f, max_evals=200, background_size=None, progress=False).fit(background)
-    assert (explainer.algorithm_, explainer.background_parts_) == ("leverage", 10)  # 20 · 10 / 12: the divisor below
+    # a surrogate per part, as many parts as keep 2000 coalitions per row (and 20 · 10 / 12): 10
+    assert (explainer.algorithm_, explainer.background_parts_) == ("leverage_cv", 10)
+    fewer = PermutationShapExplainer(f, max_evals=100, background_size=None, progress=False).fit(background)
+    assert (fewer.algorithm_, fewer.background_parts_) == ("leverage", 10)  # below 10d: Leverage SHAP
     exact = PermutationShapExplainer(f, max_evals=5000, background_size=None, progress=False).fit(background)
     assert (exact.algorithm_, exact.background_parts_) == ("exact", 1)
 
