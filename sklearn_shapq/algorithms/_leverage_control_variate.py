@@ -6,6 +6,7 @@ model evaluations); design notes in ``doc/architecture.md``, figures in the user
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,6 @@ import numpy as np
 from sklearn_shapq._registry import register
 from sklearn_shapq.algorithms._leverage import (
     ENUMERATED_CLASS_SIZE,
-    JACKKNIFE_GROUPS,
     LeverageAlgorithm,
     class_capacities,
     jackknife_stderr,
@@ -30,8 +30,12 @@ SURROGATE = BoostingSettings(n_trees=25, depth=5, learning_rate=0.4, l2=1.0)
 (``benchmarks/bench_leverage_variants.py``)."""
 
 MIN_SAMPLED_PAIRS = 10
-"""Fewest sampled pairs (one per fold) for the control variate; below, the plain regression
+"""Fewest sampled pairs (one per jackknife group) for the control variate; below, the plain regression
 (``benchmarks/bench_leverage_variants.py --small-budgets``)."""
+
+SURROGATE_FOLDS = 2
+"""Folds of the surrogates' cross-fitting: each pair is corrected by the surrogate fitted on the other
+fold (two fits per row and output; ten, one per jackknife group, cost 5x for the same error)."""
 
 STDERR_WIDENING = 1.25
 """Factor on the jackknife standard errors, which hold the other folds' surrogates fixed
@@ -55,7 +59,7 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
     ...     phi = estimator.estimate(CallableGame(value, 10), np.array([0]), keys).values[0, :, 0]
     ...     print(estimator.name, round(float(np.abs(phi - exact).max()), 3), round(float(phi.sum()), 12))
     leverage 0.105 4.0
-    leverage_cv 0.018 4.0
+    leverage_cv 0.021 4.0
     """
 
     name = "leverage_cv"
@@ -63,7 +67,7 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
     @staticmethod
     def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
         """Leverage SHAP's, and the surrogates' targets, weights and fits (the array path's one-hot node sums)."""
-        problems = n_outputs * JACKKNIFE_GROUPS
+        problems = n_outputs * SURROGATE_FOLDS
         surrogate = 8 * n_coalitions * problems * (2 ** (SURROGATE.depth + 1) + 16) + 8 * n_coalitions * (d + 1)
         return LeverageAlgorithm.row_bytes(n_coalitions, d, n_outputs) + surrogate
 
@@ -75,14 +79,16 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         phi, stderr, leave_out = self._regress(design, values, total)
         if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
             return self._estimate(phi, stderr)
-        own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, leave_out, game.backend)
+        folds = self._surrogate_folds()
+        _, _, fold_linear = self._regress(replace(design, groups=folds + 1), values, total)  # without each fold
+        own_fold, mean_fold, fold_phi = self._surrogates(masks, values, total, fold_linear, folds, game.backend)
         surrogate_phi = fold_phi.mean(axis=1)  # φ(f̄), (B, d, k)
         residual_total = total - surrogate_phi.sum(axis=1)
         drawn = xp.asarray(self._drawn_fraction().repeat(2))[None, :, None]  # π of each coalition's class
         corrected = values - (1 - drawn) * own_fold - drawn * mean_fold
         # one regression for both: the corrected values (the estimate) and the cross-fitted ones (each
-        # pair corrected by its own fold's surrogate), whose jackknife over the folds gives the errors:
-        # without fold g, its pairs and its surrogate (f̄ of the other folds)
+        # pair corrected by the surrogate that never saw it), whose jackknife over the groups of pairs
+        # gives the errors, the surrogates held fixed (hence the widening)
         both, _, leave_out_both = self._regress(
             design,
             xp.concatenate([corrected, values - own_fold], axis=2),
@@ -90,22 +96,31 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         )
         n_outputs = values.shape[2]
         phi, residual_replicates = both[..., :n_outputs], leave_out_both[..., n_outputs:]
-        n_folds = fold_phi.shape[1]
-        replicates = residual_replicates + (n_folds * surrogate_phi[:, None] - fold_phi) / (n_folds - 1)
-        return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(replicates, xp))
+        return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(residual_replicates, xp))
 
-    def _surrogates(self, masks: Any, values: Any, total: Any, leave_out: Any, backend: Any) -> tuple[Any, Any, Any]:
-        """f_g(S) of each coalition's fold and f̄(S), (B, 2P, n_outputs); φ(h_g), (B, G, d, n_outputs)."""
+    def _surrogate_folds(self) -> np.ndarray:
+        """Fold of each pair in the surrogates' cross-fitting: its jackknife group modulo :data:`SURROGATE_FOLDS`."""
+        group = self._jackknife_groups()
+        return np.where(group >= 0, group % SURROGATE_FOLDS, -1)
+
+    def _surrogates(
+        self, masks: Any, values: Any, total: Any, fold_linear: Any, folds: np.ndarray, backend: Any
+    ) -> tuple[Any, Any, Any]:
+        """f_k(S) of each coalition's fold and f̄(S), (B, 2P, n_outputs); φ(f_k), (B, K, d, n_outputs).
+
+        Surrogate k fits, on the pairs of the other folds, the odd part of the values less the linear
+        fit without fold k (``fold_linear``, (B, K, d, n_outputs)).
+        """
         xp = backend.xp
         rows, n_coalitions, d = masks.shape
-        n_outputs, n_folds = values.shape[2], leave_out.shape[1]
+        n_outputs, n_folds = values.shape[2], fold_linear.shape[1]
         sizes = masks.sum(axis=2, keepdims=True)
         odd_targets = _odd_part(values, xp) - (2 * sizes - d) * total[:, None, :] / (2 * d)
         centred = masks.astype(xp.float64) - sizes / d
-        fitted = xp.einsum("bci,bgik->bckg", centred, leave_out)  # the out-of-fold linear fits, (B, 2P, k, G)
+        fitted = xp.einsum("bci,bgik->bckg", centred, fold_linear)  # the out-of-fold linear fits, (B, 2P, k, K)
         residuals = (odd_targets[..., None] - fitted).reshape(rows, n_coalitions, n_outputs * n_folds)
-        group = xp.asarray(self._jackknife_groups().repeat(2))  # fold of each coalition; -1: listed whole
-        training = (group[:, None] != xp.arange(n_folds)).astype(xp.float64)  # (2P, G)
+        group = xp.asarray(folds.repeat(2))  # fold of each coalition; -1: listed whole
+        training = (group[:, None] != xp.arange(n_folds)).astype(xp.float64)  # (2P, K)
         weights = xp.broadcast_to(training[None, :, None, :], (rows, n_coalitions, n_outputs, n_folds))
         weights = weights.reshape(rows, n_coalitions, n_outputs * n_folds)
         ensemble = fit_oblivious_boosting(masks, residuals, weights, SURROGATE, backend)

@@ -25,7 +25,7 @@ N · this / d parts above: each part's regression costs about 2 d² operations p
 
 CONTROL_VARIATE_COALITIONS = 2000
 """``background_parts="auto"`` gives "leverage_cv" the most parts whose surrogates see at most this many
-coalitions per row in all (a surrogate's fit costs about 10 folds × 25 trees per coalition)."""
+coalitions per row in all (the surrogates' fits cost about 2 folds × 25 trees per coalition)."""
 
 
 SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE = 10

@@ -30,7 +30,7 @@ def test_auto_max_evals():
         ("auto", 2**30, 30, ("exact", 2**30)),
         ("auto", 500, 9, ("leverage_cv", 500)),  # Leverage SHAP: the lowest measured error
         ("auto", 2 + 1000 * 15, 16, ("leverage_cv", 2 + 1000 * 15)),
-        ("auto", 2 + 3000 * 15, 16, ("leverage", 2 + 3000 * 15)),  # the surrogates would outgrow 256 MiB per row
+        ("auto", 2 + 2 * 100_000, 20, ("leverage", 200_002)),  # the surrogates would outgrow 256 MiB per row
         ("auto", 2**16, 16, ("exact", 2**16)),
         ("auto", 500, 30, ("leverage_cv", 500)),
         ("auto", 2000, LEVERAGE_MAX_FEATURES, ("leverage_cv", 2000)),
