@@ -14,6 +14,13 @@ from sklearn_shapq.algorithms._leverage_control_variate import LeverageControlVa
 from sklearn_shapq.algorithms._moments import RunningMoments, satterthwaite_dof
 from sklearn_shapq.algorithms._owen import OwenAlgorithm, OwenHalvedAlgorithm, owen_plan, owen_units
 from sklearn_shapq.algorithms._permutation_walk import walk_gains, walk_units
+from sklearn_shapq.algorithms._product_kernel_interactions import (
+    INTERACTION_INDICES,
+    check_interaction_index,
+    interaction_matrix,
+    interactions_from_table,
+    product_kernel_interactions,
+)
 from sklearn_shapq.algorithms._product_kernel_shapley import (
     PRODUCT_KERNEL_ALGORITHMS,
     product_kernel_shapley,
@@ -33,6 +40,7 @@ from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm
 
 __all__ = [
     "BackgroundPartsMerge",
+    "INTERACTION_INDICES",
     "PRODUCT_KERNEL_ALGORITHMS",
     "SHAPLEY_ALGORITHMS",
     "TOPK_ALGORITHMS",
@@ -52,6 +60,7 @@ __all__ = [
     "TopKResult",
     "UnitSamples",
     "binary_precision",
+    "check_interaction_index",
     "cmcs_coalition_probability",
     "cmcs_coalitions",
     "combine_units",
@@ -59,8 +68,11 @@ __all__ = [
     "leverage_pairs",
     "extended_marginals",
     "inclusion_exclusion_error",
+    "interaction_matrix",
+    "interactions_from_table",
     "owen_plan",
     "owen_units",
+    "product_kernel_interactions",
     "product_kernel_shapley",
     "ratio_precision",
     "satterthwaite_dof",

@@ -11,12 +11,18 @@ from sklearn_shapq.backends._product_kernel import (
     PRODUCT_KERNEL_BACKEND_ALGORITHMS,
     factor_tensor,
 )
+from sklearn_shapq.backends._product_kernel_interactions import (
+    PAIR_INDICES,
+    pair_interactions_array,
+    pair_interactions_threaded,
+)
 
 __all__ = [
     "ANCHORS_PER_CHUNK",
     "FACTOR_KINDS",
     "FEISTEL_ROUNDS",
     "GOLDEN_RATIO_64",
+    "PAIR_INDICES",
     "PREFIX_SUFFIX_MAX_FEATURES",
     "PRODUCT_KERNEL_BACKEND_ALGORITHMS",
     "UINT64_ONE",
@@ -26,6 +32,8 @@ __all__ = [
     "factor_tensor",
     "mix64",
     "ordering_keys",
+    "pair_interactions_array",
+    "pair_interactions_threaded",
     "repeat_counts",
     "resolve_backend",
     "scipy_special",

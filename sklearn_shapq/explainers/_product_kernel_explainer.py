@@ -31,6 +31,8 @@ from sklearn_shapq._validation import (
 )
 from sklearn_shapq.algorithms import (
     PRODUCT_KERNEL_ALGORITHMS,
+    check_interaction_index,
+    product_kernel_interactions,
     product_kernel_shapley,
     resolve_product_kernel_algorithm,
 )
@@ -44,6 +46,7 @@ from sklearn_shapq.games import KernelExpansion, ProductKernelGame
 VALUE_FUNCTIONS = ("pkex", "baseline", "interventional")
 _CHECK_ROWS = 32  # rows of the reconstruction self-check in fit
 _MIN_BLOCK_ROWS = 256  # explained rows per kernel call at least (the progress bar takes ~100 steps above that)
+_MIN_INTERACTION_ROWS = 16  # explained rows per interaction call at least
 _COSTLY_OPERATIONS = 5e9  # per explained row: warn above this many for the interventional game
 
 
@@ -70,7 +73,8 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         (exact; overflows beyond d ≈ 1000). "quadrature": Gauss–Legendre on ⌈d/2⌉ nodes of the
         Beta-integral form (exact for the polynomial; never overflows; the GPU kernel).
         "brute_force": all 2^d coalitions (d <= 16, an oracle). "auto": prefix_suffix on the CPU
-        for d <= 512, else quadrature.
+        for d <= 512, else quadrature. :meth:`explain_interactions` uses the quadrature unless
+        "brute_force".
     background_size : int or None, default=100
         Background rows kept for "interventional" (None keeps all).
     feature_groups : dict or None, default=None
@@ -326,24 +330,11 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         dask Array or dask DataFrame
             For a dask collection ``X``, lazily.
         """
-        check_is_fitted(self, "expansion_")
-        if self.model is not self._fitted_model:
-            raise ValueError("model changed since fit: call fit again.")
-        if self._checked_rows is not None:  # a model refitted in place: the dual form of fit is another model's
-            try:
-                check_reconstruction(self.expansion_, self.model, self._checked_rows)
-            except ValueError as exc:
-                raise ValueError(
-                    f"The model's output differs from the dual form read in fit: it was refitted or changed in place "
-                    f"since fit. Call fit again. ({exc})"
-                ) from exc
+        self._check_model_unchanged()
         if is_dask_collection(X):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
-        check_fitted_features(self, X)  # scikit-learn's feature count and names checks
-        array, _ = check_data(
-            X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
-        )
+        array = self._checked_array(X)
         n_rows = array.shape[0]
         step = self._block_rows(n_rows)
         backend = resolve_backend(self.device_)
@@ -359,6 +350,115 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         return make_explanation(
             values,
             np.broadcast_to(self._empty_value, (n_rows, self.n_outputs_)).copy(),
+            groups.player_data(array),
+            groups.names,
+            output_names=self.output_names_,
+            compute_time=time.perf_counter() - start_time,
+        )
+
+    def _check_model_unchanged(self) -> None:
+        """Raise if the explainer is not fitted, or its model was replaced or refitted since ``fit``."""
+        check_is_fitted(self, "expansion_")
+        if self.model is not self._fitted_model:
+            raise ValueError("model changed since fit: call fit again.")
+        if self._checked_rows is not None:  # a model refitted in place: the dual form of fit is another model's
+            try:
+                check_reconstruction(self.expansion_, self.model, self._checked_rows)
+            except ValueError as exc:
+                raise ValueError(
+                    f"The model's output differs from the dual form read in fit: it was refitted or changed in place "
+                    f"since fit. Call fit again. ({exc})"
+                ) from exc
+
+    def _checked_array(self, X: Any) -> np.ndarray:
+        """Rows ``X`` as a float array, checked against ``fit`` (feature count and names, missing values)."""
+        check_fitted_features(self, X)  # scikit-learn's feature count and names checks
+        array, _ = check_data(
+            X, n_features=self.n_features_in_, feature_names=self._expected_names(), nan_hint=KERNEL_NAN_HINT
+        )
+        return array
+
+    def explain_interactions(self, X: Any, *, index: str = "shap") -> Any:
+        """Exact pairwise interactions of rows of ``X`` (thread-safe: the explainer is not changed).
+
+        For every value function the game of a row is a sum of products over the players, whose
+        pair interactions are Beta integrals of a polynomial of degree p − 1, exact with ⌈p/2⌉
+        Gauss–Legendre nodes: O(n L p³) per row for n anchors and L references (L = 1 without),
+        batched as matrix products. ``algorithm="brute_force"`` enumerates the 2^p coalitions instead.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+        index : {"shap", "k-SII", "SII", "STII"}, default="shap"
+            What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
+            Shapley values of :meth:`explain`:
+
+            - "shap": shap's ``shap_interaction_values`` convention, Φ_ij = SII_ij / 2 off the
+              diagonal and Φ_ii = φ_i − Σ_{j≠i} Φ_ij; symmetric, row i sums to φ_i, the matrix to
+              the output minus the base value.
+            - "k-SII": SII_ij off the diagonal, the order-2 k-SII singletons φ_i − ½ Σ_{j≠i} SII_ij
+              on it; the diagonal and the upper triangle sum to the output minus the base value.
+            - "SII": SII_ij off the diagonal, φ_i (the SII of a singleton) on it; not efficient.
+            - "STII": Shapley–Taylor of order 2, STII_ij off the diagonal and v({i}) − v(∅) on
+              it; the diagonal and the upper triangle sum to the output minus the base value.
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` (n, n_players, n_players) or (n, n_players, n_players, n_outputs);
+            ``base_values``, ``data`` and ``feature_names`` as :meth:`explain` gives them.
+
+        Raises
+        ------
+        ValueError
+            An ``index`` not listed above.
+        TypeError
+            A dask collection ``X`` (explain in-memory blocks instead).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.svm import SVR
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(40, 4))
+        >>> model = SVR().fit(X, X[:, 0] * X[:, 1])
+        >>> explainer = ProductKernelShapExplainer(model).fit(X)
+        >>> interactions = explainer.explain_interactions(X[:3])
+        >>> interactions.values.shape
+        (3, 4, 4)
+        >>> bool(np.allclose(interactions.values.sum(axis=2), explainer.explain(X[:3]).values))
+        True
+        >>> bool(np.allclose(interactions.values.sum(axis=(1, 2)) + interactions.base_values, model.predict(X[:3])))
+        True
+        """
+        check_interaction_index(index)
+        self._check_model_unchanged()
+        if is_dask_collection(X):
+            raise TypeError(
+                "explain_interactions takes in-memory data; explain blocks of a dask collection one by one."
+            )
+        start_time = time.perf_counter()
+        array = self._checked_array(X)
+        n_rows = array.shape[0]
+        groups = self.feature_groups_
+        p, k = groups.n_players, self.n_outputs_
+        row_bytes = 8 * (self.n_features_in_ + 4 * p * p * k)
+        if self.algorithm_ == "brute_force":
+            row_bytes += 8 * (3 * k + p) * 2**p
+        step = get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_INTERACTION_ROWS, -(-n_rows // 100)))
+        backend = resolve_backend(self.device_)
+        values = np.empty((n_rows, p, p, k))
+        with backend.activate():
+            game = ProductKernelGame(self.expansion_, backend.to_device(array), self.references_, backend, groups)
+            with progress_bar(self.progress, n_rows, "explaining interactions", "row") as bar:
+                for start in range(0, n_rows, step):
+                    rows = np.arange(start, min(start + step, n_rows))
+                    block = product_kernel_interactions(game, rows, index, self.algorithm_)
+                    values[rows] = backend.to_numpy(block)
+                    bar.update(rows.size)
+        return make_explanation(
+            values,
+            np.broadcast_to(self._empty_value, (n_rows, k)).copy(),
             groups.player_data(array),
             groups.names,
             output_names=self.output_names_,

@@ -1,6 +1,7 @@
 """Samplers: permutations (as orderings), their discrepancy, and randomness keyed by a row's content."""
 
 from sklearn_shapq.samplers._api import sample_permutations
+from sklearn_shapq.samplers._blas import single_threaded_blas
 from sklearn_shapq.samplers._coalitions import sized_coalitions
 from sklearn_shapq.samplers._keyed import (
     KeyedStream,
@@ -38,6 +39,7 @@ __all__ = [
     "row_keys",
     "split_keys",
     "sample_permutations",
+    "single_threaded_blas",
     "sized_coalitions",
     "substream_keys",
 ]
