@@ -23,15 +23,15 @@ N · this / d parts above: each part's regression costs about 2 d² operations p
 (``benchmarks/bench_leverage_parts.py``)."""
 
 
-CONTROL_VARIATE_COALITIONS = 2000
-"""``background_parts="auto"`` gives "leverage_cv" the most parts whose surrogates see at most this many
-coalitions per row in all (the surrogates' fits cost about 2 folds × 25 trees per coalition)."""
+CONTROL_VARIATE_COALITIONS = 6000
+"""``background_parts="auto"`` gives an explicit ``algorithm="leverage_cv"`` the most parts whose
+surrogates see at most this many coalitions per row in all (user guide, "A surrogate per background
+part")."""
 
+SPLIT_MAX_SHARE = 0.4
+"""Share of the 2^d coalitions from which ``algorithm="auto"`` takes shared "leverage_cv" instead of split
+Leverage SHAP: its control variate then fits the game nearly whole (``benchmarks/bench_accuracy.py``)."""
 
-SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE = 10
-"""Split by background parts, ``algorithm="auto"`` takes "leverage_cv" (a surrogate per part) from 10d
-evaluations per row and Leverage SHAP below, where the surrogates gained 2-13% for 2-9x the time
-(user guide, "A surrogate per background part")."""
 
 SPLIT_LEVERAGE_MAX_FEATURES = 24
 """Split by background parts, ``algorithm="auto"`` takes Leverage SHAP up to this d and orthogonal codes
@@ -54,12 +54,10 @@ def resolve_algorithm(
     """Choose the estimator, budget per row and background parts for ``algorithm`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
-    exact when 2^d fits the budget; else, split by background parts up to
-    :data:`SPLIT_LEVERAGE_MAX_FEATURES`, "leverage_cv" (Leverage SHAP with a tree surrogate per
-    part) from :data:`SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE` · d evaluations and Leverage
-    SHAP from 3d, orthogonal codes above; on shared coalitions (one background row, ``tol``,
-    ``background_parts=1``, or no parts for the budget) "leverage_cv" up to
-    :data:`LEVERAGE_MAX_FEATURES`; Leverage SHAP where the surrogates do not fit in memory; else
+    exact when 2^d fits the budget; else, split by background parts, Leverage SHAP up to
+    :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on shared
+    coalitions (nothing split, or :data:`SPLIT_MAX_SHARE` of 2^d) "leverage_cv" up to
+    :data:`LEVERAGE_MAX_FEATURES`, on one part, while a row's regression fits in memory; else
     orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
     :func:`resolve_parts`.
 
@@ -81,7 +79,7 @@ def resolve_algorithm(
     >>> resolve_algorithm("auto", "auto", 5), resolve_algorithm("auto", 2000, 120)
     (('exact', 500, 1), ('orthogonal', 2000, 1))
     >>> resolve_algorithm("auto", 300, 20, n_background=100), resolve_algorithm("auto", 500, 30, n_background=100)
-    (('leverage_cv', 300, 5), ('orthogonal', 500, 100))
+    (('leverage', 300, 50), ('orthogonal', 500, 100))
     >>> resolve_algorithm("auto", 500, 30, 1, n_background=100)
     ('leverage_cv', 500, 1)
     """
@@ -94,9 +92,12 @@ def resolve_algorithm(
         algorithm = "exact"
     elif chosen_by_auto:
         split = background_parts != 1 and tol is None and n_background > 1
+        split = split and (background_parts != "auto" or d > MAX_ENUMERATED_PLAYERS or budget < SPLIT_MAX_SHARE * 2**d)
         algorithm = _auto_algorithm(budget, d, split)
         if split and resolve_parts(background_parts, algorithm, d, tol, n_background, budget) == 1:
             algorithm = _auto_algorithm(budget, d, False)  # no divisor of N gives the regression parts
+        if algorithm == "leverage_cv" and background_parts == "auto":
+            return algorithm, budget, 1  # auto's control variate: one surrogate per row, on the whole background
     reason = SHAPLEY_ALGORITHMS[algorithm].refusal(budget, d)
     if reason is not None:
         raise ValueError(
@@ -130,7 +131,7 @@ def resolve_parts(
     >>> resolve_parts("auto", "leverage", 30, None, 100), resolve_parts("auto", "leverage", 80, None, 100)
     (25, 10)
     >>> resolve_parts("auto", "orthogonal", 80, None, 100), resolve_parts("auto", "leverage_cv", 8, None, 100, 200)
-    (100, 10)
+    (100, 25)
     """
     estimator = SHAPLEY_ALGORITHMS[algorithm]
     if background_parts == "auto":
@@ -162,8 +163,7 @@ def _auto_algorithm(budget: int, d: int, split: bool) -> str:
         return "exact"
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
-        with_surrogate = not split or budget >= SPLIT_CONTROL_VARIATE_MIN_EVALS_PER_FEATURE * d
-        for name in ("leverage_cv", "leverage") if with_surrogate else ("leverage",):  # surrogates need more memory
+        for name in ("leverage",) if split else ("leverage_cv", "leverage"):  # the surrogates need more memory
             if SHAPLEY_ALGORITHMS[name].refusal(budget, d) is None:
                 return name
     if budget < SHAPLEY_ALGORITHMS["orthogonal"].minimum_evals(d):

@@ -8,6 +8,7 @@ from sklearn_shapq.explainers._auto_algorithm import (
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
     REGRESSION_SPLIT_FEATURES,
+    SPLIT_MAX_SHARE,
     auto_max_evals,
     resolve_algorithm,
     resolve_parts,
@@ -91,23 +92,18 @@ def test_auto_never_picks_a_sampler_that_refuses():
 @pytest.mark.parametrize(
     ("max_evals", "d", "n_background", "expected"),
     [
-        (300, 10, 100, ("leverage_cv", 300, 5)),  # a surrogate per part: parts <= 2000 / 300, dividing 100
-        (100, 10, 100, ("leverage_cv", 100, 20)),  # 2000 / 100 = 20 parts
-        (99, 10, 100, ("leverage", 99, 100)),  # below 10d: Leverage SHAP, one part per background row
-        (100, 10, 30, ("leverage_cv", 100, 15)),  # the largest divisor of 30 up to 20
-        (500, 12, 100, ("leverage_cv", 500, 4)),
-        (100, 8, 50, ("leverage_cv", 100, 10)),
-        (79, 8, 50, ("leverage", 79, 50)),
+        (300, 10, 100, ("leverage", 300, 100)),  # split: no control variate, one part per background row
+        (500, 12, 100, ("leverage", 500, 50)),  # 100 · 10 / 12 = 83: the largest divisor of 100 below
+        (100, 8, 50, ("leverage", 100, 50)),  # 100 < 40% of 2^8
+        (int(SPLIT_MAX_SHARE * 2**8) + 1, 8, 50, ("leverage_cv", 103, 1)),  # the shared control variate
         (500, 8, 50, ("exact", 500, 1)),
-        (300, 20, 100, ("leverage_cv", 300, 5)),
-        (2002, 12, 100, ("leverage_cv", 2002, 1)),  # no parts for the surrogates: shared
-        (30, 10, 100, ("leverage", 30, 100)),
+        (300, 20, 100, ("leverage", 300, 50)),  # 100 · 10 / 20: the regression's parts
         (500, 30, 100, ("orthogonal", 500, 100)),  # split, above d = 24: walks on every background row
         (2000, 100, 50, ("orthogonal", 2000, 50)),
         (2000, 120, 50, ("orthogonal", 2000, 50)),  # walks cost O(d) a coalition: every background row
         (20, 16, 100, ("mc", 20, 100)),
-        (300, 10, 7, ("leverage_cv", 300, 1)),  # 7 is prime: one part or seven (above 2000 / 300)
-        (500, 22, 7, ("leverage_cv", 500, 1)),
+        (300, 10, 7, ("leverage", 300, 7)),
+        (500, 22, 7, ("leverage_cv", 500, 1)),  # 7 is prime: one part or seven, so the shared control variate
     ],
 )
 def test_auto_splits_the_background_where_it_measured_better(max_evals, d, n_background, expected):
@@ -122,18 +118,19 @@ def test_regressions_get_fewer_parts_at_large_d_and_walks_every_background_row()
     assert resolve_parts("auto", "leverage", REGRESSION_SPLIT_FEATURES, None, 100) == 100
 
 
-@pytest.mark.parametrize("algorithm", ["sobol", "herding", "sbq", "exact"])
-def test_auto_does_not_split_shared_designs_or_exact_values(algorithm):
-    assert resolve_parts("auto", algorithm, 10, None, 100, 300) == 1
+@pytest.mark.parametrize("algorithm", ["sobol", "herding", "sbq", "leverage_cv", "exact"])
+def test_auto_does_not_split_shared_designs_exact_values_or_the_control_variate(algorithm):
+    assert resolve_parts("auto", algorithm, 10, None, 100) == 1
 
 
-def test_the_control_variate_gets_parts_whose_surrogates_see_a_bounded_number_of_coalitions():
-    for budget in (40, 100, 300, 1000, 5000):
+def test_an_explicit_control_variate_gets_parts_whose_surrogates_see_a_bounded_number_of_coalitions():
+    for budget in (40, 100, 300, 1000, 10_000):
         for d in (6, 10, 20):
             parts = resolve_parts("auto", "leverage_cv", d, None, 120, budget)
             assert 120 % parts == 0 and (parts == 1 or parts * budget <= CONTROL_VARIATE_COALITIONS)
             assert parts <= max(1, 120 * min(1, REGRESSION_SPLIT_FEATURES / d))
-    assert resolve_parts("auto", "leverage_cv", 10, None, 120) == 1  # no budget: shared
+    assert resolve_algorithm("leverage_cv", 300, 10, n_background=100) == ("leverage_cv", 300, 20)
+    assert resolve_algorithm("auto", 500, 9, n_background=100) == ("leverage_cv", 500, 1)  # auto's: shared
 
 
 def test_auto_does_not_split_with_tol_and_an_explicit_split_refuses_it():
@@ -150,5 +147,4 @@ def test_explicit_parts_are_checked():
         resolve_parts(3, "leverage", 12, None, 100)
     with pytest.raises(ValueError, match="shared by every game"):
         resolve_parts(4, "sbq", 12, None, 100)
-    assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage_cv", 103, 2)  # asked to split
-    assert resolve_algorithm("auto", 60, 8, 2, n_background=50) == ("leverage", 60, 2)
+    assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split
