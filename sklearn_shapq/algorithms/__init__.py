@@ -9,6 +9,13 @@ identification (the CMCS family and the paper's baselines). Importing this packa
 from sklearn_shapq.algorithms import _topk_cmcs, _topk_permutation, _topk_svarm  # noqa: F401  (registration)
 from sklearn_shapq.algorithms._background_parts import BackgroundPartsMerge
 from sklearn_shapq.algorithms._exact import ExactAlgorithm, exact_shapley
+from sklearn_shapq.algorithms._interaction_sampling import (
+    PAIR_INDICES,
+    PairEstimate,
+    minimum_pair_evals,
+    pair_units,
+    sampled_pair_interactions,
+)
 from sklearn_shapq.algorithms._leverage import KernelShapAlgorithm, LeverageAlgorithm, leverage_pairs
 from sklearn_shapq.algorithms._leverage_control_variate import LeverageControlVariateAlgorithm
 from sklearn_shapq.algorithms._moments import RunningMoments, satterthwaite_dof
@@ -17,6 +24,7 @@ from sklearn_shapq.algorithms._permutation_walk import walk_gains, walk_units
 from sklearn_shapq.algorithms._product_kernel_interactions import (
     INTERACTION_INDICES,
     check_interaction_index,
+    enumerated_interactions,
     interaction_matrix,
     interactions_from_table,
     product_kernel_interactions,
@@ -41,6 +49,7 @@ from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm
 __all__ = [
     "BackgroundPartsMerge",
     "INTERACTION_INDICES",
+    "PAIR_INDICES",
     "PRODUCT_KERNEL_ALGORITHMS",
     "SHAPLEY_ALGORITHMS",
     "TOPK_ALGORITHMS",
@@ -51,6 +60,7 @@ __all__ = [
     "LeverageTopK",
     "OwenAlgorithm",
     "OwenHalvedAlgorithm",
+    "PairEstimate",
     "PermutationWalkAlgorithm",
     "RunningMoments",
     "ShapleyEstimate",
@@ -64,6 +74,7 @@ __all__ = [
     "cmcs_coalition_probability",
     "cmcs_coalitions",
     "combine_units",
+    "enumerated_interactions",
     "exact_shapley",
     "leverage_pairs",
     "extended_marginals",
@@ -72,9 +83,12 @@ __all__ = [
     "interactions_from_table",
     "owen_plan",
     "owen_units",
+    "minimum_pair_evals",
+    "pair_units",
     "product_kernel_interactions",
     "product_kernel_shapley",
     "ratio_precision",
+    "sampled_pair_interactions",
     "satterthwaite_dof",
     "resolve_product_kernel_algorithm",
     "statistic_shapley",

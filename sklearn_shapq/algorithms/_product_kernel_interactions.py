@@ -89,8 +89,14 @@ def interactions_from_table(table: Any, index: str, xp: Any = np) -> tuple[Any, 
     return pairs, singles
 
 
-def _brute_force(game: Any, games: Any, index: str, max_mask_bytes: int = DEFAULT_MASK_BYTES) -> tuple[Any, Any]:
-    """Pairs and singletons from all 2^p coalitions of ``game`` (the oracle)."""
+def enumerated_interactions(
+    game: Any, games: Any, index: str, max_mask_bytes: int = DEFAULT_MASK_BYTES
+) -> tuple[Any, Any]:
+    """Pairs and singletons of ``index`` (as :func:`interactions_from_table`) from all 2^p coalitions of any ``game``.
+
+    ``games`` (B,) are the game's games; the oracle of the product-kernel algorithms and the exact
+    path of the permutation explainer's interactions. Returns arrays (B, p, p, k) and (B, p, k).
+    """
     backend = game.backend
     xp = backend.xp
     p, k = game.n_players, game.n_outputs
@@ -144,7 +150,7 @@ def product_kernel_interactions(game: Any, games: Any, index: str = "shap", algo
     xp = backend.xp
     pair_index = "stii" if index == "STII" else "sii"
     if algorithm == "brute_force":
-        pairs, singles = _brute_force(game, games, index)
+        pairs, singles = enumerated_interactions(game, games, index)
         return interaction_matrix(pairs, singles, index, xp)
     x = game.x[backend.to_device(games)]
     players = None if game.feature_groups is None else game.feature_groups.player_of_column

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_shapq._feature_groups import resolve_feature_groups
 from sklearn_shapq._progress import progress_bar
-from sklearn_shapq._row_explainer import background_subsample
+from sklearn_shapq._row_explainer import ExplainedRows, background_subsample
 from sklearn_shapq._validation import (
     BATCH_SIZE,
     DEVICE,
@@ -31,12 +31,24 @@ from sklearn_shapq._validation import (
     renamed,
     renamed_parameter,
 )
-from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, BackgroundPartsMerge, ShapleyAlgorithm
+from sklearn_shapq.algorithms import (
+    SHAPLEY_ALGORITHMS,
+    BackgroundPartsMerge,
+    ShapleyAlgorithm,
+    ShapleyEstimate,
+    check_interaction_index,
+    enumerated_interactions,
+    interaction_matrix,
+    minimum_pair_evals,
+    pair_units,
+    sampled_pair_interactions,
+)
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain
 from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import (
+    MAX_ENUMERATED_PLAYERS,
     OUTPUTS,
     GroupedGame,
     InterventionalGame,
@@ -51,6 +63,29 @@ _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, so that the estimators' kernels have games for their threads."""
 _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games: each array stays below glibc's 32 MiB mmap threshold."""
+_INTERACTION_STREAM = 4
+"""The stream of ``random_state`` that keys the draws of ``explain_interactions`` (``explain`` keys stream 1)."""
+
+
+def _interaction_budget(max_evals: Any, n_players: int) -> int:
+    """Return the evaluations per row of ``explain_interactions``: ``max_evals`` checked; "auto" is max(1024, 50 p).
+
+    Examples
+    --------
+    >>> _interaction_budget("auto", 10), _interaction_budget(64, 6)
+    (1024, 64)
+    """
+    if isinstance(max_evals, str) and max_evals == "auto":
+        return max(1024, 50 * n_players)
+    if not isinstance(max_evals, Integral) or isinstance(max_evals, bool):
+        raise ValueError(f"The 'max_evals' parameter must be an int or 'auto'; got {max_evals!r}.")
+    least = min(2**n_players, minimum_pair_evals(n_players))
+    if max_evals < least:
+        raise ValueError(
+            f"max_evals={max_evals} is too small for the interactions of {n_players} players: at least {least} "
+            f"(2^p to enumerate, else 2p + 6)."
+        )
+    return int(max_evals)
 
 
 class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
@@ -313,6 +348,250 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         dask Array or dask DataFrame
             For a dask collection ``X``, lazily.
         """
+        self._check_unchanged()
+        if is_dask_collection(X):
+            return lazy_explain(self, X)
+        start_time = time.perf_counter()
+        explained = self._explained_rows(X)
+        values, stderr, dof, empty, diagnostics = self._shapley_estimates(explained)
+        return self._explanation(
+            explained.array,
+            explained.codec,
+            values,
+            empty,
+            output_names=self.output_names_,
+            error_std=stderr,
+            error_dof=dof,
+            compute_time=time.perf_counter() - start_time,
+            diagnostics=diagnostics,
+        )
+
+    def explain_interactions(self, X: Any, *, index: str = "shap", max_evals: int | str = "auto") -> Any:
+        """Pairwise interactions of rows of ``X``: enumerated when 2^p fits the budget, else unbiased estimates.
+
+        The game of a row is the one :meth:`explain` explains (the interventional game over the
+        background, of the players: features or groups). When 2^p ≤ ``max_evals`` every coalition
+        is evaluated and the indices follow from the Möbius transform, exactly. Otherwise the pair
+        index is estimated without bias on the row's background parts' games
+        (``background_parts``; "auto": one part per background row, as for permutation walks), each
+        with its own draws at N / parts model rows an evaluation, and averaged. The coalitions of
+        sizes 0, 1, p − 1 and p are enumerated: their share of the index is exact, and they give an
+        additive control variate that leaves the pairs unchanged. Those of sizes 2 … p − 2 are
+        sampled as complementary pairs of uniform size, and every sampled coalition serves every
+        pair (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`). The units are i.i.d.,
+        so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
+        are keyed by a row's content: a row gets the same interactions alone or in any batch.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+        index : {"shap", "k-SII", "SII", "STII"}, default="shap"
+            What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
+            Shapley values:
+
+            - "shap": shap's ``shap_interaction_values`` convention, Φ_ij = SII_ij / 2 off the
+              diagonal and Φ_ii = φ_i − Σ_{j≠i} Φ_ij; symmetric, row i sums to φ_i, the matrix to
+              the output minus the base value.
+            - "k-SII": SII_ij off the diagonal, the order-2 k-SII singletons φ_i − ½ Σ_{j≠i} SII_ij
+              on it; the diagonal and the upper triangle sum to the output minus the base value.
+            - "SII": SII_ij off the diagonal, φ_i on it; not efficient.
+            - "STII": Shapley–Taylor of order 2, STII_ij off the diagonal and v({i}) − v(∅) on
+              it; the diagonal and the upper triangle sum to the output minus the base value.
+
+            φ are the exact Shapley values when the pairs are enumerated, else those of
+            :meth:`explain` (computed in the same call, with its own budget and draws), so that the
+            rows of "shap" sum to :meth:`explain`'s values exactly.
+        max_evals : int or "auto", default="auto"
+            Evaluations of the value function per row (each costs N model rows, as for
+            :meth:`explain`) spent on the pairs: 2^p when that fits, else 2p + 2 for the
+            enumerated sizes and two per sampled unit. "auto": max(1024, 50 p).
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` (n, n_players, n_players) or (n, n_players, n_players, n_outputs);
+            ``base_values``, ``data`` and ``feature_names`` as :meth:`explain` gives them;
+            ``error_std`` and 95% bounds (zero when enumerated); ``diagnostics`` with "exact",
+            "background_parts", "n_evals" per row, "n_model_rows" and "n_model_calls" (those of
+            :meth:`explain`'s values included).
+
+        Raises
+        ------
+        ValueError
+            An ``index`` not listed above, or a ``max_evals`` below min(2^p, 2p + 6).
+        TypeError
+            A dask collection ``X`` (explain in-memory blocks instead: the keys make them agree).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(200, 5))
+        >>> model = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, X[:, 0] * X[:, 1] + X[:, 2])
+        >>> explainer = PermutationShapExplainer(model, background_size=20, random_state=0).fit(X)
+        >>> interactions = explainer.explain_interactions(X[:3])
+        >>> interactions.values.shape, interactions.diagnostics["exact"]
+        ((3, 5, 5), True)
+        >>> bool(np.allclose(interactions.values.sum(axis=2), explainer.explain(X[:3]).values))
+        True
+        >>> bool(np.allclose(interactions.values.sum(axis=(1, 2)) + interactions.base_values, model.predict(X[:3])))
+        True
+        >>> sampled = explainer.explain_interactions(X[:3], max_evals=30)
+        >>> sampled.diagnostics["exact"], sampled.error_std.shape
+        (False, (3, 5, 5))
+        """
+        check_interaction_index(index)
+        self._check_unchanged()
+        if is_dask_collection(X):
+            raise TypeError(
+                "explain_interactions takes in-memory data; explain blocks of a dask collection one by one."
+            )
+        start_time = time.perf_counter()
+        explained = self._explained_rows(X)
+        n_rows = explained.array.shape[0]
+        p, k = self.feature_groups_.n_players, self.n_outputs_
+        budget = _interaction_budget(max_evals, p)
+        exact = p <= MAX_ENUMERATED_PLAYERS and 2**p <= budget
+        parts = 1 if exact else self._interaction_parts(explained.background.shape[0])
+        n_units = 0 if exact else pair_units(budget, p)
+        _, keys = self._row_keys(explained, stream=_INTERACTION_STREAM)
+        evals = 2**p if exact else 2 + 2 * p + 2 * n_units
+        backend = resolve_backend(self.device)
+        model_rows = (n_rows * evals + 1) * explained.background.shape[0]
+        with (
+            backend.activate(),
+            progress_bar(self.progress, model_rows, "explaining interactions", " model rows") as bar,
+        ):
+            game_of, background_outputs, checks = self._games_of(explained, backend, bar, parts)
+            pairs, stderr, singles, dof, model_use = self._pair_blocks(
+                game_of, n_rows, keys, index if exact else None, n_units, "STII" if index == "STII" else "SII", parts
+            )
+            empty = backend.to_numpy(background_outputs.mean(axis=0))
+        diagnostics = {
+            "exact": exact,
+            "background_parts": parts,
+            "n_evals": np.full(n_rows, evals),
+            "n_model_rows": model_use[0] + checks[0],
+            "n_model_calls": model_use[1] + checks[1],
+        }
+        if exact:  # pairs is the matrix of ``index`` already
+            values, stderr = pairs, np.zeros_like(pairs)
+        else:
+            diagonal = np.arange(p)
+            if index == "STII":  # the Möbius singletons are exact
+                diagonal_stderr = np.zeros_like(singles)
+            else:
+                row_sums_stderr, (singles, singles_stderr, singles_dof, _, shapley) = (
+                    singles,
+                    self._shapley_estimates(explained),
+                )
+                factor = 0.0 if index == "SII" else 0.25  # Var(φ_i − c Σ_j SII_ij), φ drawn apart: c = ½
+                diagonal_stderr = np.sqrt(singles_stderr**2 + factor * row_sums_stderr**2)
+                dof = np.minimum(dof, singles_dof)
+                for key in ("n_model_rows", "n_model_calls"):
+                    diagnostics[key] += shapley[key]
+            values = interaction_matrix(pairs, singles, index)
+            if index == "shap":
+                stderr = stderr / 2.0
+            stderr[:, diagonal, diagonal] = diagonal_stderr
+        return self._explanation(
+            explained.array,
+            explained.codec,
+            values,
+            np.broadcast_to(empty, (n_rows, k)).copy(),
+            output_names=self.output_names_,
+            error_std=stderr,
+            error_dof=dof,
+            compute_time=time.perf_counter() - start_time,
+            diagnostics=diagnostics,
+        )
+
+    def _interaction_parts(self, n_background: int) -> int:
+        """Background parts of the sampled pairs: ``background_parts``, "auto" one per background row."""
+        if self.background_parts == "auto":
+            return n_background
+        parts = int(self.background_parts)
+        if n_background % parts:
+            raise ValueError(
+                f"background_parts={parts} must divide the {n_background} background rows (background_size)."
+            )
+        return parts
+
+    def _pair_blocks(
+        self,
+        game_of: Callable[[slice], InterventionalGame],
+        n_rows: int,
+        keys: np.ndarray,
+        exact_index: str | None,
+        n_units: int,
+        pair_index: str,
+        parts: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+        """Pairs of every row, block by block: the matrix of ``exact_index`` by enumeration, else sampled estimates.
+
+        Returns
+        -------
+        pairs, stderr : (n, p, p, k)
+            The matrix of ``exact_index`` (zero errors); sampled: the pair index ``pair_index`` (zero
+            diagonal), merged over the ``parts`` games of each row, and its standard errors.
+        singles : (n, p, k)
+            Sampled: the standard errors of the pairs' row sums for SII, v({i}) − v(∅) for STII.
+        dof : (n,); (model rows, model calls)
+        """
+        p, k = self.feature_groups_.n_players, self.n_outputs_
+        coalitions = 2**p if exact_index is not None else 2 * p + 2 * n_units
+        per_game = 8 * coalitions * (2 * p + 4 * k) + 64 * p * p * k
+        games_step = int(np.clip(_BLOCK_BYTES // per_game, 1, _MAX_GAMES_PER_BLOCK))
+        rows_step = max(1, games_step // parts)
+        pairs = np.zeros((n_rows, p, p, k))
+        merge = BackgroundPartsMerge(n_rows, p * p + 2 * p, k, parts)
+        model_rows = model_calls = 0
+        for start in range(0, n_rows, rows_step):
+            rows = slice(start, min(start + rows_step, n_rows))
+            with game_of(rows) as game:
+                players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
+                games = np.arange(players.n_games)
+                backend = game.backend
+                if exact_index is not None:
+                    block_pairs, block_singles = enumerated_interactions(players, games, exact_index)
+                    pairs[rows] = backend.to_numpy(
+                        interaction_matrix(block_pairs, block_singles, exact_index, backend.xp)
+                    )
+                else:
+                    block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
+                    estimate = sampled_pair_interactions(players, games, block_keys, n_units, pair_index)
+                    xp, n_games = backend.xp, len(games)
+                    last = estimate.singles if pair_index == "STII" else estimate.row_sums_stderr
+                    flat = xp.concatenate(
+                        [estimate.pairs.reshape(n_games, p * p, k), last, xp.zeros_like(last)], axis=1
+                    )
+                    flat_stderr = xp.concatenate(
+                        [estimate.pairs_stderr.reshape(n_games, p * p, k), xp.zeros_like(last), last], axis=1
+                    )
+                    merge.add(
+                        start + games // parts,
+                        ShapleyEstimate(flat, flat_stderr, estimate.dof, estimate.n_evals),
+                        backend,
+                    )
+                model_rows, model_calls = model_rows + game.n_model_rows, model_calls + game.n_model_calls
+        if exact_index is not None:
+            return (
+                pairs,
+                np.zeros_like(pairs),
+                np.zeros((n_rows, p, k)),
+                np.full(n_rows, np.inf),
+                (model_rows, model_calls),
+            )
+        merged = merge.result()
+        merged_pairs = merged.values[:, : p * p].reshape(n_rows, p, p, k)
+        merged_stderr = merged.stderr[:, : p * p].reshape(n_rows, p, p, k)
+        # STII: the merged singletons (mean over parts); SII: the merged row sums' standard errors
+        last = merged.values[:, p * p : p * p + p] if pair_index == "STII" else merged.stderr[:, p * p + p :]
+        return merged_pairs, merged_stderr, last, merged.dof, (model_rows, model_calls)
+
+    def _check_unchanged(self) -> None:
+        """Refuse to explain before ``fit`` or after the model or the planned parameters changed."""
         check_is_fitted(self, "background_")
         self._validate_params()  # parameters set after fit (batch_size, n_jobs, device, …)
         if self.model is not self._fitted_model or self._plan_settings() != self._fitted_plan:
@@ -320,10 +599,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "model, output, algorithm, max_evals, tol, feature_groups or background_parts changed since fit: call "
                 "fit again so that the base value, the players and the plan of the budget match."
             )
-        if is_dask_collection(X):
-            return lazy_explain(self, X)
-        start_time = time.perf_counter()
-        explained = self._explained_rows(X)
+
+    def _shapley_estimates(
+        self, explained: ExplainedRows
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Return Shapley values of checked rows, their errors (n, p, k), dof (n,), base values (n, k), diagnostics."""
         array, background = explained.array, explained.background
         n_rows = array.shape[0]
         seed, keys = self._row_keys(explained, stream=1)
@@ -340,43 +620,46 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         # an evaluation: N rows, as many as the estimator spends (2^d for "exact"); one more for the check
         model_rows = (n_rows * estimator.n_evals + 1) * background.shape[0]
         with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
-            model_fn = make_model_function(self.model, self.output, backend, explained.codec)
-            background_outputs, checked, checks = self._current_background_outputs(backend, model_fn, background)
-            background_outputs = backend.to_device(background_outputs)
-            model_fn = model_fn.counted(bar)
-            background = backend.to_device(background)
-
-            def game_of(rows: slice) -> InterventionalGame:
-                return InterventionalGame(
-                    model_fn,
-                    background,
-                    backend.to_device(array[rows]),
-                    self.batch_size,
-                    background_outputs=background_outputs,
-                    check_background=checked and rows.start == 0,
-                    n_jobs=effective_n_jobs(self.n_jobs),
-                    parts=self.background_parts_,
-                )
-
+            game_of, background_outputs, checks = self._games_of(explained, backend, bar, self.background_parts_)
             values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
             empty = backend.to_numpy(background_outputs.mean(axis=0))
-        return self._explanation(
-            array,
-            explained.codec,
-            values,
-            np.broadcast_to(empty, (n_rows, self.n_outputs_)).copy(),
-            output_names=self.output_names_,
-            error_std=stderr,
-            error_dof=dof,
-            compute_time=time.perf_counter() - start_time,
-            diagnostics={
-                "algorithm": self.algorithm_,
-                "background_parts": self.background_parts_,
-                "n_evals": n_evals,
-                "n_model_rows": model_use[0] + checks[0],
-                "n_model_calls": model_use[1] + checks[1],
-            },
-        )
+        diagnostics = {
+            "algorithm": self.algorithm_,
+            "background_parts": self.background_parts_,
+            "n_evals": n_evals,
+            "n_model_rows": model_use[0] + checks[0],
+            "n_model_calls": model_use[1] + checks[1],
+        }
+        return values, stderr, dof, np.broadcast_to(empty, (n_rows, self.n_outputs_)).copy(), diagnostics
+
+    def _games_of(
+        self, explained: ExplainedRows, backend: Any, bar: Any, parts: int
+    ) -> tuple[Callable[[slice], InterventionalGame], Any, tuple[int, int]]:
+        """Return the games of blocks of explained rows, the background's outputs (device), the cost of checking them.
+
+        ``game_of(rows)`` is the interventional game of rows ``rows`` split into ``parts`` games each;
+        its model calls count on ``bar``; the first block's v(N) call checks the background's outputs.
+        """
+        array = explained.array
+        model_fn = make_model_function(self.model, self.output, backend, explained.codec)
+        background_outputs, checked, checks = self._current_background_outputs(backend, model_fn, explained.background)
+        background_outputs = backend.to_device(background_outputs)
+        model_fn = model_fn.counted(bar)
+        background = backend.to_device(explained.background)
+
+        def game_of(rows: slice) -> InterventionalGame:
+            return InterventionalGame(
+                model_fn,
+                background,
+                backend.to_device(array[rows]),
+                self.batch_size,
+                background_outputs=background_outputs,
+                check_background=checked and rows.start == 0,
+                n_jobs=effective_n_jobs(self.n_jobs),
+                parts=parts,
+            )
+
+        return game_of, background_outputs, checks
 
     def _current_background_outputs(
         self, backend: Any, model_fn: Any, background: np.ndarray

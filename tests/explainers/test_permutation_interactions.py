@@ -1,0 +1,248 @@
+"""PermutationShapExplainer.explain_interactions: enumeration and unbiased estimates against brute force."""
+
+from itertools import combinations
+from math import comb, factorial
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_shapq import PermutationShapExplainer
+
+from brute_force import interventional_frame_value, interventional_value, random_polynomial_model
+from table_helpers import census_pipeline, people
+
+D = 6
+INDICES = ("shap", "k-SII", "SII", "STII")
+
+
+# --------------------------------------------------------------------------------------------
+# brute force, from the definitions
+# --------------------------------------------------------------------------------------------
+
+
+def brute_force_matrix(value, d, index):
+    """The (d, d, k) matrix of ``index`` from the subset formulas; value(tuple of players) -> (k,)."""
+    cache = {}
+
+    def v(s):
+        key = tuple(sorted(s))
+        if key not in cache:
+            cache[key] = np.atleast_1d(np.asarray(value(key), dtype=float))
+        return cache[key]
+
+    k = v(()).shape[0]
+    phi = np.zeros((d, k))
+    for i in range(d):
+        others = [u for u in range(d) if u != i]
+        for size in range(d):
+            weight = factorial(size) * factorial(d - size - 1) / factorial(d)
+            for s in combinations(others, size):
+                phi[i] += weight * (v(s + (i,)) - v(s))
+    pairs = np.zeros((d, d, k))
+    for i, j in combinations(range(d), 2):
+        others = [u for u in range(d) if u not in (i, j)]
+        total = np.zeros(k)
+        for size in range(d - 1):
+            if index == "STII":
+                weight = 2.0 / (d * comb(d - 1, size))
+            else:
+                weight = factorial(size) * factorial(d - size - 2) / factorial(d - 1)
+            for s in combinations(others, size):
+                total += weight * (v(s + (i, j)) - v(s + (i,)) - v(s + (j,)) + v(s))
+        pairs[i, j] = pairs[j, i] = total
+    out = pairs.copy()
+    for i in range(d):
+        if index == "shap":
+            out[i] = pairs[i] / 2.0
+            out[i, i] = phi[i] - pairs[i].sum(0) / 2.0
+        elif index == "k-SII":
+            out[i, i] = phi[i] - pairs[i].sum(0) / 2.0
+        elif index == "SII":
+            out[i, i] = phi[i]
+        else:
+            out[i, i] = v((i,)) - v(())
+    return out
+
+
+def brute_force_rows(f, rows, background, index):
+    return np.array(
+        [
+            brute_force_matrix(lambda s, x=x: interventional_value(f, x, background, s), rows.shape[1], index)
+            for x in rows
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    f = random_polynomial_model(D, rng, order=3, n_terms=14)
+    background = rng.normal(size=(12, D))
+    rows = rng.normal(size=(3, D))
+    return f, background, rows
+
+
+def fitted(f, background, **params):
+    params = {"background_size": None, "random_state": 0, "progress": False, **params}
+    return PermutationShapExplainer(f, **params).fit(background)
+
+
+# --------------------------------------------------------------------------------------------
+# exact by enumeration
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index", INDICES)
+def test_enumeration_is_the_brute_force_matrix(problem, index):
+    f, background, rows = problem
+    explanation = fitted(f, background).explain_interactions(rows, index=index)
+    assert explanation.diagnostics["exact"] and explanation.values.shape == (3, D, D)
+    np.testing.assert_allclose(explanation.values, brute_force_rows(f, rows, background, index)[..., 0], atol=1e-10)
+    np.testing.assert_array_equal(explanation.error_std, 0.0)
+
+
+def test_enumeration_of_several_outputs_and_groups(problem):
+    f, background, rows = problem
+
+    def two(Z):
+        return np.stack([f(Z), np.tanh(Z[:, 0] * Z[:, 3])], axis=1)
+
+    explanation = fitted(two, background).explain_interactions(rows, index="k-SII")
+    assert explanation.values.shape == (3, D, D, 2)
+    np.testing.assert_allclose(explanation.values, brute_force_rows(two, rows, background, "k-SII"), atol=1e-10)
+    groups = {"a": [0, 1], "b": [2], "c": [3, 4, 5]}
+    grouped = fitted(f, background, feature_groups=groups).explain_interactions(rows, index="STII")
+    columns = list(groups.values())
+
+    def group_value(x, s):
+        return interventional_value(f, x, background, [c for g in s for c in columns[g]])
+
+    expected = np.array([brute_force_matrix(lambda s, x=x: group_value(x, s), 3, "STII")[..., 0] for x in rows])
+    np.testing.assert_allclose(grouped.values, expected, atol=1e-10)
+    assert grouped.feature_names == ["a", "b", "c"]
+
+
+# --------------------------------------------------------------------------------------------
+# sampled: unbiased, with honest standard errors
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("index", "parts"), [("SII", 1), ("STII", 2), ("SII", 3)])
+def test_sampled_pairs_are_unbiased_and_their_intervals_cover(problem, index, parts):
+    f, background, rows = problem
+    row = rows[:1]
+    truth = brute_force_rows(f, row, background, index)[0, :, :, 0]
+    explainer = fitted(f, background, background_parts=parts)
+    estimates, errors, lower, upper = [], [], [], []
+    for seed in range(150):
+        explainer.random_state = seed
+        explanation = explainer.explain_interactions(row, index=index, max_evals=30)
+        estimates.append(explanation.values[0])
+        errors.append(explanation.error_std[0])
+        lower.append(explanation.lower_bounds[0])
+        upper.append(explanation.upper_bounds[0])
+    assert not explanation.diagnostics["exact"] and explanation.diagnostics["background_parts"] == parts
+    estimates, errors = np.array(estimates), np.array(errors)
+    off = ~np.eye(D, dtype=bool)
+    mean = estimates.mean(0)[off]
+    standard_error = estimates.std(0, ddof=1)[off] / np.sqrt(len(estimates))
+    z = (mean - truth[off]) / standard_error
+    assert np.abs(z).max() < 4.0, z
+    # the reported standard errors match the spread of the estimates
+    ratio = np.sqrt((errors[:, off] ** 2).mean(0)) / estimates.std(0, ddof=1)[off]
+    assert 0.8 < np.median(ratio) < 1.25, ratio
+    covered = (np.array(lower)[:, off] <= truth[off]) & (truth[off] <= np.array(upper)[:, off])
+    assert 0.9 < covered.mean() < 0.99, covered.mean()
+
+
+def test_sampled_shap_rows_sum_to_the_explanation_values(problem):
+    f, background, rows = problem
+    explainer = fitted(f, background, max_evals=40)  # estimated values, not exact
+    interactions = explainer.explain_interactions(rows, max_evals=40)
+    explanation = explainer.explain(rows)
+    assert not interactions.diagnostics["exact"] and explainer.algorithm_ != "exact"
+    np.testing.assert_allclose(interactions.values.sum(axis=2), explanation.values, atol=1e-10)
+    np.testing.assert_allclose(interactions.values, interactions.values.transpose(0, 2, 1), atol=1e-12)
+    np.testing.assert_allclose(interactions.values.sum(axis=(1, 2)) + interactions.base_values, f(rows), atol=1e-10)
+    k_sii = explainer.explain_interactions(rows, index="k-SII", max_evals=40).values
+    np.testing.assert_allclose(np.triu(k_sii).sum(axis=(1, 2)) + interactions.base_values, f(rows), atol=1e-10)
+    assert interactions.diagnostics["n_model_rows"] > 3 * 40 * len(background)  # the values' rows counted too
+
+
+def test_a_row_alone_equals_the_row_in_a_batch(problem):
+    f, background, rows = problem
+    explainer = fitted(f, background, background_parts=2)
+    batch = np.concatenate([rows, rows[::-1]])
+    together = explainer.explain_interactions(batch, max_evals=40)
+    for r in range(len(rows)):
+        alone = explainer.explain_interactions(rows[r : r + 1], max_evals=40)
+        np.testing.assert_array_equal(alone.values[0], together.values[r])
+        np.testing.assert_array_equal(alone.error_std[0], together.error_std[r])
+        np.testing.assert_array_equal(together.values[r], together.values[len(batch) - 1 - r])
+
+
+# --------------------------------------------------------------------------------------------
+# tables, names, refusals
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_raw_table_with_strings_keeps_its_names_and_is_exact():
+    frame, y = people(300)
+    model = census_pipeline(frame, y)
+    background, rows = frame.iloc[:20], frame.iloc[[50, 51]]
+    explainer = fitted(model, background)
+    explanation = explainer.explain_interactions(rows, index="SII")
+    assert explanation.feature_names == list(frame.columns)
+    assert explanation.display_data[:, 1].tolist() == rows.workclass.tolist()
+    d = frame.shape[1]
+    expected = np.array(
+        [
+            brute_force_matrix(
+                lambda s, r=r: interventional_frame_value(model.decision_function, rows.iloc[[r]], background, s),
+                d,
+                "SII",
+            )[..., 0]
+            for r in range(len(rows))
+        ]
+    )
+    np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
+    sampled = explainer.explain_interactions(rows, max_evals=20)
+    np.testing.assert_allclose(sampled.values.sum(axis=2), explainer.explain(rows).values, atol=1e-10)
+
+
+def test_several_outputs_when_sampled():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 5))
+    from sklearn.linear_model import LogisticRegression
+
+    y = (X[:, 0] * X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    model = LogisticRegression().fit(X, y)
+    explainer = fitted(model, X[:10])
+    frame = pd.DataFrame(X[10:13], columns=[f"x{j}" for j in range(5)])
+    interactions = explainer.explain_interactions(frame.to_numpy(), max_evals=20)
+    assert interactions.values.shape == (3, 5, 5, 3) and interactions.error_std.shape == (3, 5, 5, 3)
+    np.testing.assert_allclose(interactions.values.sum(axis=2), explainer.explain(X[10:13]).values, atol=1e-10)
+
+
+@pytest.mark.parametrize("index", ["shapley", "sii", None])
+def test_a_bad_index_is_refused_by_name(problem, index):
+    f, background, rows = problem
+    with pytest.raises(ValueError, match="index"):
+        fitted(f, background).explain_interactions(rows, index=index)
+
+
+@pytest.mark.parametrize("max_evals", [10, 2.5, "many"])
+def test_a_bad_budget_is_refused_by_name(problem, max_evals):
+    f, background, rows = problem
+    with pytest.raises(ValueError, match="max_evals"):
+        fitted(f, background).explain_interactions(rows, max_evals=max_evals)
+
+
+def test_dask_is_refused():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4))
+    explainer = fitted(lambda Z: Z[:, 0] * Z[:, 1], X)
+    with pytest.raises(TypeError, match="dask"):
+        explainer.explain_interactions(da.from_array(X, chunks=10))
