@@ -12,8 +12,9 @@ from sklearn_shapq.algorithms._exact import ExactAlgorithm, exact_shapley
 from sklearn_shapq.algorithms._interaction_sampling import (
     PAIR_INDICES,
     PairEstimate,
+    border_evals,
     minimum_pair_evals,
-    pair_units,
+    pair_design,
     sampled_pair_interactions,
 )
 from sklearn_shapq.algorithms._leverage import KernelShapAlgorithm, LeverageAlgorithm, leverage_pairs
@@ -83,8 +84,9 @@ __all__ = [
     "interactions_from_table",
     "owen_plan",
     "owen_units",
+    "border_evals",
     "minimum_pair_evals",
-    "pair_units",
+    "pair_design",
     "product_kernel_interactions",
     "product_kernel_shapley",
     "ratio_precision",

@@ -36,11 +36,12 @@ from sklearn_shapq.algorithms import (
     BackgroundPartsMerge,
     ShapleyAlgorithm,
     ShapleyEstimate,
+    border_evals,
     check_interaction_index,
     enumerated_interactions,
     interaction_matrix,
     minimum_pair_evals,
-    pair_units,
+    pair_design,
     sampled_pair_interactions,
 )
 from sklearn_shapq.backends import resolve_backend
@@ -375,10 +376,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         index is estimated without bias on the row's background parts' games
         (``background_parts``; "auto": one part per background row, as for permutation walks), each
         with its own draws at N / parts model rows an evaluation, and averaged. The coalitions of
-        sizes 0, 1, p − 1 and p are enumerated: their share of the index is exact, and they give an
-        additive control variate that leaves the pairs unchanged. Those of sizes 2 … p − 2 are
-        sampled as complementary pairs of uniform size, and every sampled coalition serves every
-        pair (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`). The units are i.i.d.,
+        the border sizes 0 … k and p − k … p are enumerated, k as large as the budget allows
+        (:func:`~sklearn_shapq.algorithms.pair_design`): their share of the index is exact, and
+        they fix a surrogate game (additive, or of order 2 from k = 2) whose pairs are known in
+        closed form. The residual's middle sizes are sampled as complementary pairs of uniform
+        size, and every sampled coalition serves every pair
+        (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`). The units are i.i.d.,
         so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
         are keyed by a row's content: a row gets the same interactions alone or in any batch.
 
@@ -403,8 +406,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             rows of "shap" sum to :meth:`explain`'s values exactly.
         max_evals : int or "auto", default="auto"
             Evaluations of the value function per row (each costs N model rows, as for
-            :meth:`explain`) spent on the pairs: 2^p when that fits, else 2p + 2 for the
-            enumerated sizes and two per sampled unit. "auto": max(1024, 50 p).
+            :meth:`explain`) spent on the pairs: 2^p when that fits, else 2 + 2 Σ_{s≤k} C(p, s)
+            for the enumerated sizes and two per sampled unit. "auto": max(1024, 50 p).
 
         Returns
         -------
@@ -454,9 +457,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         budget = _interaction_budget(max_evals, p)
         exact = p <= MAX_ENUMERATED_PLAYERS and 2**p <= budget
         parts = 1 if exact else self._interaction_parts(explained.background.shape[0])
-        n_units = 0 if exact else pair_units(budget, p)
+        border, n_units = (0, 0) if exact else pair_design(budget, p)
         _, keys = self._row_keys(explained, stream=_INTERACTION_STREAM)
-        evals = 2**p if exact else 2 + 2 * p + 2 * n_units
+        evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
         model_rows = (n_rows * evals + 1) * explained.background.shape[0]
         with (
@@ -465,7 +468,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         ):
             game_of, background_outputs, checks = self._games_of(explained, backend, bar, parts)
             pairs, stderr, singles, dof, model_use = self._pair_blocks(
-                game_of, n_rows, keys, index if exact else None, n_units, "STII" if index == "STII" else "SII", parts
+                game_of,
+                n_rows,
+                keys,
+                index if exact else None,
+                (border, n_units),
+                "STII" if index == "STII" else "SII",
+                parts,
             )
             empty = backend.to_numpy(background_outputs.mean(axis=0))
         diagnostics = {
@@ -524,7 +533,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         n_rows: int,
         keys: np.ndarray,
         exact_index: str | None,
-        n_units: int,
+        design: tuple[int, int],
         pair_index: str,
         parts: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
@@ -540,8 +549,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         dof : (n,); (model rows, model calls)
         """
         p, k = self.feature_groups_.n_players, self.n_outputs_
-        coalitions = 2**p if exact_index is not None else 2 * p + 2 * n_units
-        per_game = 8 * coalitions * (2 * p + 4 * k) + 64 * p * p * k
+        border, n_units = design
+        coalitions = 2**p if exact_index is not None else border_evals(border, p) + 2 * n_units
+        per_game = 8 * coalitions * (2 * p + 4 * k + p * k) + 64 * p * p * k
         games_step = int(np.clip(_BLOCK_BYTES // per_game, 1, _MAX_GAMES_PER_BLOCK))
         rows_step = max(1, games_step // parts)
         pairs = np.zeros((n_rows, p, p, k))
@@ -560,7 +570,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     )
                 else:
                     block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
-                    estimate = sampled_pair_interactions(players, games, block_keys, n_units, pair_index)
+                    estimate = sampled_pair_interactions(players, games, block_keys, n_units, pair_index, border)
                     xp, n_games = backend.xp, len(games)
                     last = estimate.singles if pair_index == "STII" else estimate.row_sums_stderr
                     flat = xp.concatenate(

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.algorithms import border_evals, minimum_pair_evals, pair_design
+from sklearn_shapq.algorithms._interaction_sampling import MIN_UNITS
 
 from brute_force import interventional_frame_value, interventional_value, random_polynomial_model
 from table_helpers import census_pipeline, people
@@ -154,6 +156,64 @@ def test_sampled_pairs_are_unbiased_and_their_intervals_cover(problem, index, pa
     assert 0.8 < np.median(ratio) < 1.25, ratio
     covered = (np.array(lower)[:, off] <= truth[off]) & (truth[off] <= np.array(upper)[:, off])
     assert 0.9 < covered.mean() < 0.99, covered.mean()
+
+
+@pytest.fixture(scope="module")
+def wider_problem():
+    rng = np.random.default_rng(3)
+    f = random_polynomial_model(8, rng, order=4, n_terms=16)
+    return f, rng.normal(size=(6, 8)), rng.normal(size=(1, 8))
+
+
+@pytest.mark.parametrize(("index", "parts"), [("SII", 1), ("STII", 2), ("SII", 6)])
+def test_with_enumerated_sizes_2_and_d_minus_2_the_pairs_stay_unbiased_and_covered(wider_problem, index, parts):
+    # 100 evaluations at d = 8: sizes 0-2 and 6-8 enumerated (74), the order-2 surrogate, 13 units on sizes 3-5
+    f, background, row = wider_problem
+    assert pair_design(100, 8) == (2, 13)
+    truth = brute_force_rows(f, row, background, index)[0, :, :, 0]
+    explainer = fitted(f, background, background_parts=parts)
+    estimates, errors, covered = [], [], []
+    for seed in range(150):
+        explainer.random_state = seed
+        explanation = explainer.explain_interactions(row, index=index, max_evals=100)
+        estimates.append(explanation.values[0])
+        errors.append(explanation.error_std[0])
+        covered.append((explanation.lower_bounds[0] <= truth) & (truth <= explanation.upper_bounds[0]))
+    assert explanation.diagnostics["n_evals"].tolist() == [100]
+    off = ~np.eye(8, dtype=bool)
+    estimates, errors = np.array(estimates), np.array(errors)
+    z = (estimates.mean(0)[off] - truth[off]) / (estimates.std(0, ddof=1)[off] / np.sqrt(len(estimates)))
+    assert np.abs(z).max() < 4.0, z
+    ratio = np.sqrt((errors[:, off] ** 2).mean(0)) / estimates.std(0, ddof=1)[off]
+    assert 0.8 < np.median(ratio) < 1.25, ratio
+    assert 0.9 < np.array(covered)[:, off].mean() < 0.99
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_a_game_of_order_2_is_exact_once_sizes_2_and_d_minus_2_are_enumerated(parts):
+    # the surrogate's pair terms are the game's own: the residual is zero, the estimate exact
+    rng = np.random.default_rng(4)
+    f = random_polynomial_model(8, rng, order=2, n_terms=20)
+    background, rows = rng.normal(size=(6, 8)), rng.normal(size=(2, 8))
+    explanation = fitted(f, background, background_parts=parts).explain_interactions(rows, index="SII", max_evals=100)
+    assert not explanation.diagnostics["exact"]
+    np.testing.assert_allclose(explanation.values, brute_force_rows(f, rows, background, "SII")[..., 0], atol=1e-10)
+    off = ~np.eye(8, dtype=bool)
+    assert np.abs(explanation.error_std[:, off]).max() < 1e-10
+    # with sizes 0, 1, d - 1 and d only, the additive surrogate leaves the pairs to sampling
+    sampled = fitted(f, background, background_parts=parts).explain_interactions(rows, index="SII", max_evals=60)
+    assert np.abs(sampled.error_std[:, off]).max() > 1e-3
+
+
+@pytest.mark.parametrize("d", [4, 5, 8, 10, 13, 20, 30])
+def test_the_design_enumerates_the_most_border_sizes_the_budget_allows(d):
+    for max_evals in range(minimum_pair_evals(d), min(2**d, 4000), 7):
+        border, n_units = pair_design(max_evals, d)
+        used = border_evals(border, d) + 2 * n_units
+        assert 1 <= border <= (d - 2) // 2 and used <= max_evals < used + 2
+        assert n_units >= MIN_UNITS or border == 1
+        larger = border + 1
+        assert larger > (d - 2) // 2 or border_evals(larger, d) + 2 * MIN_UNITS > max_evals
 
 
 def test_sampled_shap_rows_sum_to_the_explanation_values(problem):
