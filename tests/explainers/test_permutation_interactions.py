@@ -165,21 +165,35 @@ def wider_problem():
     return f, rng.normal(size=(6, 8)), rng.normal(size=(1, 8))
 
 
-@pytest.mark.parametrize(("index", "parts"), [("SII", 1), ("STII", 2), ("SII", 6)])
-def test_with_enumerated_sizes_2_and_d_minus_2_the_pairs_stay_unbiased_and_covered(wider_problem, index, parts):
-    # 100 evaluations at d = 8: sizes 0-2 and 6-8 enumerated (74), the order-2 surrogate, 13 units on sizes 3-5
+@pytest.mark.parametrize(
+    ("index", "parts", "max_evals", "design"),
+    [
+        # sizes 0-2 and 6-8 enumerated (74 evaluations), the order-2 surrogate, units on sizes 3-5
+        ("SII", 1, 100, (2, 13)),
+        ("STII", 2, 100, (2, 13)),
+        ("SII", 6, 100, (2, 13)),
+        # the same, the middle regression-adjusted (from 16 units)
+        ("SII", 1, 150, (2, 38)),
+        ("STII", 6, 150, (2, 38)),
+        # sizes 0, 1, 7, 8 and the additive surrogate, regression-adjusted
+        ("SII", 2, 60, (1, 21)),
+    ],
+)
+def test_with_more_border_sizes_and_a_regression_the_pairs_stay_unbiased_and_covered(
+    wider_problem, index, parts, max_evals, design
+):
     f, background, row = wider_problem
-    assert pair_design(100, 8) == (2, 13)
+    assert pair_design(max_evals, 8) == design
     truth = brute_force_rows(f, row, background, index)[0, :, :, 0]
     explainer = fitted(f, background, background_parts=parts)
     estimates, errors, covered = [], [], []
     for seed in range(150):
         explainer.random_state = seed
-        explanation = explainer.explain_interactions(row, index=index, max_evals=100)
+        explanation = explainer.explain_interactions(row, index=index, max_evals=max_evals)
         estimates.append(explanation.values[0])
         errors.append(explanation.error_std[0])
         covered.append((explanation.lower_bounds[0] <= truth) & (truth <= explanation.upper_bounds[0]))
-    assert explanation.diagnostics["n_evals"].tolist() == [100]
+    assert explanation.diagnostics["n_evals"].tolist() == [max_evals]
     off = ~np.eye(8, dtype=bool)
     estimates, errors = np.array(estimates), np.array(errors)
     z = (estimates.mean(0)[off] - truth[off]) / (estimates.std(0, ddof=1)[off] / np.sqrt(len(estimates)))
