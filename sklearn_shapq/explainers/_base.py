@@ -28,6 +28,14 @@ class ModelExplainerMixin(RowExplainerMixin, TransformerMixin):
             copy._sklearn_output_config = dict(self._sklearn_output_config)
         return copy
 
+    def shap_interaction_values(self, X: Any) -> np.ndarray:
+        """SHAP interaction values of ``X``, as ``shap.TreeExplainer.shap_interaction_values`` gives them.
+
+        The same as ``explain_interactions(X, index="shap").values``: (n, p, p) or (n, p, p,
+        n_outputs), each row of a matrix summing to the feature's Shapley value.
+        """
+        return self.explain_interactions(X, index="shap").values
+
     def _explained_model(self) -> Any:
         """Return the fitted model ``explain`` explains: ``model``."""
         return self.model

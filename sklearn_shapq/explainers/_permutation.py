@@ -381,7 +381,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         they fix a surrogate game (additive, or of order 2 from k = 2) whose pairs are known in
         closed form. The residual's middle sizes are sampled as complementary pairs of uniform
         size, and every sampled coalition serves every pair
-        (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`). The units are i.i.d.,
+        (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`); up to 32 players they are
+        regression-adjusted (an order-2 fit, cross-fitted on two folds of the units, its pairs
+        exact, the residual sampled: still unbiased). The units are i.i.d.,
         so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
         are keyed by a row's content: a row gets the same interactions alone or in any batch.
 

@@ -244,6 +244,14 @@ def test_sampled_shap_rows_sum_to_the_explanation_values(problem):
     assert interactions.diagnostics["n_model_rows"] > 3 * 40 * len(background)  # the values' rows counted too
 
 
+def test_shap_interaction_values_is_shaps_name_for_the_shap_matrices(problem):
+    f, background, rows = problem
+    explainer = fitted(f, background)
+    np.testing.assert_array_equal(
+        explainer.shap_interaction_values(rows), explainer.explain_interactions(rows, index="shap").values
+    )
+
+
 def test_a_row_alone_equals_the_row_in_a_batch(problem):
     f, background, rows = problem
     explainer = fitted(f, background, background_parts=2)

@@ -251,6 +251,14 @@ def test_a_row_alone_equals_the_row_in_a_batch(data):
             np.testing.assert_array_equal(alone, batch[r])
 
 
+def test_shap_interaction_values_is_shaps_name_for_the_shap_matrices(data):
+    X, y = data
+    explainer = ProductKernelShapExplainer(SVR(C=10.0, gamma=0.2).fit(X, y), background_size=8).fit(X)
+    values = explainer.shap_interaction_values(X[:4])
+    np.testing.assert_array_equal(values, explainer.explain_interactions(X[:4], index="shap").values)
+    np.testing.assert_allclose(values.sum(axis=2), explainer.explain(X[:4]).values, atol=1e-10)
+
+
 def test_bad_index_raises_a_value_error_naming_it(data):
     X, y = data
     explainer = ProductKernelShapExplainer(SVR().fit(X, y)).fit(X)
