@@ -111,6 +111,87 @@ def lazy_estimates(explainer: Any, X: Any) -> dict[str, Any]:
     }
 
 
+def lazy_interactions(explainer: Any, X: Any, **options: Any) -> Any:
+    """Return the lazy interaction matrices of a dask collection, one ``explain_interactions`` per block.
+
+    Rows are keyed by their content, so every block gives what an eager call on the same rows gives.
+
+    Parameters
+    ----------
+    explainer : fitted PermutationShapExplainer or ProductKernelShapExplainer
+    X : dask Array of shape (n, d) or dask DataFrame with d columns
+    **options
+        Passed to ``explain_interactions`` (``index``, and ``max_evals`` for the permutation explainer).
+
+    Returns
+    -------
+    dask Array
+        The ``values`` of ``explain_interactions``: (n, n_players, n_players) or (n, n_players,
+        n_players, n_outputs), chunked by X's row blocks (of unknown sizes for a DataFrame).
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not a dask Array or DataFrame.
+    ValueError
+        ``X`` does not have the fitted columns.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_shapq import PermutationShapExplainer
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> explainer = PermutationShapExplainer(LinearRegression().fit(X, X[:, 0]), progress=False).fit(X)
+    >>> lazy = lazy_interactions(explainer, da.from_array(X, chunks=10), index="SII")
+    >>> lazy.shape
+    (40, 3, 3)
+    >>> bool(np.array_equal(lazy.compute(), explainer.explain_interactions(X, index="SII").values))
+    True
+    """
+    import dask
+    import dask.array as da
+
+    players, outputs, output_axis = value_layout(explainer)
+    _check_collection(explainer, X)
+    worker_copy = _shipped(explainer)
+    matrix = (len(players), len(players)) + ((outputs,) if output_axis else ())
+    if _is_dask_dataframe(X):
+        restore = _dask_string_conversions(explainer, X)
+        blocks = [
+            da.from_delayed(
+                dask.delayed(_partition_interactions)(partition, worker_copy, restore, options),
+                shape=(np.nan, *matrix),
+                dtype=np.float64,
+                meta=np.empty((0,) * (1 + len(matrix))),
+            )
+            for partition in X.to_delayed()
+        ]
+        return da.concatenate(blocks, axis=0)
+    return X.rechunk({1: -1}).map_blocks(
+        _block_interactions,
+        worker_copy,
+        options,
+        dtype=np.float64,
+        meta=np.empty((0,) * (1 + len(matrix))),
+        new_axis=list(range(2, 1 + len(matrix))),
+        chunks=(X.chunks[0], *((size,) for size in matrix)),
+    )
+
+
+def _block_interactions(block: np.ndarray, explainer: Any, options: dict[str, Any]) -> np.ndarray:
+    if block.shape[0] == 0:
+        players, outputs, output_axis = value_layout(explainer)
+        return np.empty((0, len(players), len(players)) + ((outputs,) if output_axis else ()))
+    return np.asarray(explainer.explain_interactions(block, **options).values, dtype=np.float64)
+
+
+def _partition_interactions(
+    partition: Any, explainer: Any, restore: dict[int, tuple], options: dict[str, Any]
+) -> np.ndarray:
+    return _block_interactions(_restored(partition, restore), explainer, options)
+
+
 def to_explanation(explainer: Any, X: Any, estimates: dict[str, Any]) -> Any:
     """Return the ``shap.Explanation`` of computed rows ``X`` and their computed ``estimates``.
 

@@ -45,7 +45,7 @@ from sklearn_shapq.algorithms import (
     sampled_pair_interactions,
 )
 from sklearn_shapq.backends import resolve_backend
-from sklearn_shapq.dask import is_dask_collection, lazy_explain
+from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import (
@@ -389,7 +389,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, d)
+        X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
+            A dask collection gives the values lazily, block by block, as a dask Array
+            (:func:`~sklearn_shapq.dask.lazy_interactions`).
         index : {"shap", "k-SII", "SII", "STII"}, default="shap"
             What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
             Shapley values:
@@ -413,7 +415,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Returns
         -------
-        shap.Explanation
+        shap.Explanation or dask Array
             ``values`` (n, n_players, n_players) or (n, n_players, n_players, n_outputs);
             ``base_values``, ``data`` and ``feature_names`` as :meth:`explain` gives them;
             ``error_std`` and 95% bounds (zero when enumerated); ``diagnostics`` with "exact",
@@ -424,8 +426,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         ------
         ValueError
             An ``index`` not listed above, or a ``max_evals`` below min(2^p, 2p + 6).
-        TypeError
-            A dask collection ``X`` (explain in-memory blocks instead: the keys make them agree).
 
         Examples
         --------
@@ -449,9 +449,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         check_interaction_index(index)
         self._check_unchanged()
         if is_dask_collection(X):
-            raise TypeError(
-                "explain_interactions takes in-memory data; explain blocks of a dask collection one by one."
-            )
+            _interaction_budget(max_evals, self.feature_groups_.n_players)  # refused now, not on the workers
+            return lazy_interactions(self, X, index=index, max_evals=max_evals)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
         n_rows = explained.array.shape[0]

@@ -37,7 +37,7 @@ from sklearn_shapq.algorithms import (
     resolve_product_kernel_algorithm,
 )
 from sklearn_shapq.backends import ANCHORS_PER_CHUNK, resolve_backend
-from sklearn_shapq.dask import is_dask_collection, lazy_explain
+from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._dual_model import ProductKernelModel
 from sklearn_shapq.explainers._kernel_models import check_reconstruction, expansion_from_dual, extract_expansion
@@ -388,7 +388,9 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, d)
+        X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
+            A dask collection gives the values lazily, block by block, as a dask Array
+            (:func:`~sklearn_shapq.dask.lazy_interactions`).
         index : {"shap", "k-SII", "SII", "STII"}, default="shap"
             What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
             Shapley values of :meth:`explain`:
@@ -404,7 +406,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         Returns
         -------
-        shap.Explanation
+        shap.Explanation or dask Array
             ``values`` (n, n_players, n_players) or (n, n_players, n_players, n_outputs);
             ``base_values``, ``data`` and ``feature_names`` as :meth:`explain` gives them.
 
@@ -412,8 +414,6 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         ------
         ValueError
             An ``index`` not listed above.
-        TypeError
-            A dask collection ``X`` (explain in-memory blocks instead).
 
         Examples
         --------
@@ -434,9 +434,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         check_interaction_index(index)
         self._check_model_unchanged()
         if is_dask_collection(X):
-            raise TypeError(
-                "explain_interactions takes in-memory data; explain blocks of a dask collection one by one."
-            )
+            return lazy_interactions(self, X, index=index)
         start_time = time.perf_counter()
         array = self._checked_array(X)
         n_rows = array.shape[0]

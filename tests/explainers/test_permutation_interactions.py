@@ -321,10 +321,26 @@ def test_a_bad_budget_is_refused_by_name(problem, max_evals):
         fitted(f, background).explain_interactions(rows, max_evals=max_evals)
 
 
-def test_dask_is_refused():
+def test_dask_collections_give_the_eager_values_lazily():
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(20, 4))
-    explainer = fitted(lambda Z: Z[:, 0] * Z[:, 1], X)
-    with pytest.raises(TypeError, match="dask"):
-        explainer.explain_interactions(da.from_array(X, chunks=10))
+    X = rng.normal(size=(20, 6))
+    explainer = fitted(lambda Z: Z[:, 0] * Z[:, 1] + np.sin(Z[:, 2] * Z[:, 3] * Z[:, 4]), X[:8])
+    for max_evals in ("auto", 40):  # exact, sampled
+        eager = explainer.explain_interactions(X, index="k-SII", max_evals=max_evals).values
+        lazy = explainer.explain_interactions(da.from_array(X, chunks=(7, 6)), index="k-SII", max_evals=max_evals)
+        assert lazy.shape == (20, 6, 6)
+        np.testing.assert_array_equal(lazy.compute(), eager)
+    with pytest.raises(ValueError, match="max_evals"):  # refused at once, not on the workers
+        explainer.explain_interactions(da.from_array(X, chunks=10), max_evals=3)
+
+
+def test_a_dask_dataframe_with_strings_gives_the_eager_values():
+    dd = pytest.importorskip("dask.dataframe")
+    frame, y = people(120)
+    model = census_pipeline(frame, y)
+    explainer = fitted(model, frame.iloc[:10])
+    rows = frame.iloc[20:32]
+    eager = explainer.explain_interactions(rows, max_evals=40)
+    lazy = explainer.explain_interactions(dd.from_pandas(rows, npartitions=3), max_evals=40)
+    np.testing.assert_array_equal(lazy.compute(), eager.values)

@@ -259,6 +259,14 @@ def test_shap_interaction_values_is_shaps_name_for_the_shap_matrices(data):
     np.testing.assert_allclose(values.sum(axis=2), explainer.explain(X[:4]).values, atol=1e-10)
 
 
+def test_a_dask_array_gives_the_eager_values_lazily(data):
+    da = pytest.importorskip("dask.array")
+    X, y = data
+    explainer = ProductKernelShapExplainer(SVR(C=10.0, gamma=0.2).fit(X, y), background_size=8).fit(X)
+    lazy = explainer.explain_interactions(da.from_array(X[:10], chunks=(4, X.shape[1])), index="STII")
+    np.testing.assert_array_equal(lazy.compute(), explainer.explain_interactions(X[:10], index="STII").values)
+
+
 def test_bad_index_raises_a_value_error_naming_it(data):
     X, y = data
     explainer = ProductKernelShapExplainer(SVR().fit(X, y)).fit(X)
