@@ -15,6 +15,7 @@ from sklearn_shapq.algorithms._interaction_sampling import (
     border_evals,
     minimum_pair_evals,
     pair_design,
+    sampled_pair_bytes,
     sampled_pair_interactions,
 )
 from sklearn_shapq.algorithms._leverage import KernelShapAlgorithm, LeverageAlgorithm, leverage_pairs
@@ -90,6 +91,7 @@ __all__ = [
     "product_kernel_interactions",
     "product_kernel_shapley",
     "ratio_precision",
+    "sampled_pair_bytes",
     "sampled_pair_interactions",
     "satterthwaite_dof",
     "resolve_product_kernel_algorithm",

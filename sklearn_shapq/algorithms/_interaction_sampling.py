@@ -37,6 +37,12 @@ The estimator (:func:`sampled_pair_interactions`):
   unit's term Z = ½ [r(T) γ(T) + r(N∖T) γ(N∖T)] / q(T) has expectation Σ_{middle T} γ r
   exactly. The units of a game are i.i.d., so the standard error of their mean is the sample
   standard deviation / √n, with n − 1 degrees of freedom.
+- Regression adjustment (d ≤ :data:`MAX_REGRESSION_PLAYERS`, n ≥ :data:`MIN_UNITS`): the units are
+  split into two folds; for each, an order-2 polynomial h_f is fitted by ridge regression to r at
+  the enumerated coalitions and at the other fold's units, the middle sizes' share of h_f's pairs
+  is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
+  estimate that of r − h_f. h_f never sees the fold's draws, so each fold is unbiased; the two are
+  averaged, variance ¼ Σ_f Var_f / n_f, with n − 2 degrees of freedom.
 - For SII the row sums Σ_{j≠i} SII_ij = (v(N) − v(N∖{i})) − (v({i}) − v(∅)) depend on the borders
   alone, and the estimate's row sums are exact (each term beyond sizes 0, 1, d − 1 and d sums to
   zero along a row).
@@ -60,16 +66,15 @@ from sklearn_shapq.samplers import keyed_uniforms
 PAIR_INDICES = ("SII", "STII")
 """The pair indices :func:`sampled_pair_interactions` estimates."""
 
-MIN_UNITS = 8
-"""Sampled units :func:`pair_design` leaves at least before it enumerates another border size."""
+MIN_UNITS = 16
+"""Fewest sampled units of the regression adjustment (two folds of 8: fewer left 95% intervals
+covering 89% on a test game); :func:`pair_design` enumerates another border size only while this
+many units remain (a larger border without the regression lost to a smaller one with it).
+"""
 
 MAX_REGRESSION_PLAYERS = 32
 """Up to this many players the middle sizes are regression-adjusted (an order-2 fit of
 1 + d + d (d − 1) / 2 coefficients per game and fold; 529 at d = 32)."""
-
-MIN_REGRESSION_UNITS = 16
-"""Fewest sampled units for the regression adjustment (two folds of 8: fewer left 95% intervals
-covering 89% on a test game)."""
 
 RIDGE_PER_ROW = 3e-4
 """Ridge penalty of the order-2 fit, per fitted coalition (features are 0/1): of 1e-3, 3e-4 and 1e-4
@@ -92,7 +97,7 @@ class PairEstimate:
     singles : array of shape (B, p, n_outputs)
         v({i}) − v(∅), exact (the Möbius singletons, STII's diagonal).
     dof : ndarray of shape (B,)
-        Degrees of freedom of the standard errors (inf when enumerated).
+        Degrees of freedom of the standard errors: n_units − 1, or n_units − 2 with the regression.
     n_evals : ndarray of shape (B,)
         Evaluations of each game, v(∅) and v(N) included.
     """
@@ -121,6 +126,8 @@ def pair_design(max_evals: int, n_players: int) -> tuple[int, int]:
     --------
     >>> pair_design(100, 10), pair_design(200, 10), pair_design(500, 10)
     ((1, 39), (2, 44), (3, 74))
+    >>> pair_design(130, 10)  # border 2 would leave 9 units, too few for the regression
+    (1, 54)
     """
     d, border = n_players, 1
     while border + 1 <= (d - 2) // 2 and border_evals(border + 1, d) + 2 * MIN_UNITS <= max_evals:
@@ -137,6 +144,28 @@ def border_evals(border: int, n_players: int) -> int:
     (22, 112)
     """
     return 2 + 2 * sum(math.comb(n_players, s) for s in range(1, border + 1))
+
+
+def regression_adjusted(n_players: int, n_units: int) -> bool:
+    """Whether :func:`sampled_pair_interactions` adjusts the middle sizes by the cross-fitted regression."""
+    return n_players <= MAX_REGRESSION_PLAYERS and n_units >= MIN_UNITS
+
+
+def sampled_pair_bytes(n_players: int, border: int, n_units: int, n_outputs: int) -> int:
+    """Bytes per game :func:`sampled_pair_interactions` holds at once: its coalitions, values and products, its fit.
+
+    Examples
+    --------
+    >>> sampled_pair_bytes(10, 1, 8, 1) < sampled_pair_bytes(10, 1, 16, 1)  # 16 units: the regression too
+    True
+    """
+    d, k = n_players, n_outputs
+    coalitions = border_evals(border, d) + 2 * n_units
+    total = 8 * coalitions * (2 * d + 4 * k + d * k) + 64 * d * d * k
+    if regression_adjusted(d, n_units):  # the units' features, a fold's copy, the systems
+        n_features = 1 + d + d * (d - 1) // 2
+        total += 8 * (4 * n_units * n_features + 3 * n_features * n_features)
+    return total
 
 
 def border_coalitions(border: int, n_players: int) -> np.ndarray:
@@ -252,7 +281,9 @@ def sampled_pair_interactions(
 
     Costs :func:`border_evals` (the enumerated sizes, v(∅) and v(N) included) and 2 ``n_units``
     evaluations per game (module docstring: the enumerated borders, the surrogate fixed by them,
-    complementary units of uniform size in the middle).
+    complementary units of uniform size in the middle, the cross-fitted regression where
+    :func:`regression_adjusted`: two ridge solves of 1 + d + d (d − 1) / 2 coefficients per game,
+    about 1 ms at d = 16 and 20 ms at d = 32).
 
     Parameters
     ----------
@@ -330,9 +361,9 @@ def sampled_pair_interactions(
         unit_sizes,
         border,
     )
-    if d <= MAX_REGRESSION_PLAYERS and n_units >= MIN_REGRESSION_UNITS:
+    if regression_adjusted(d, n_units):
         middle, variance, row_variance = _cross_fitted_middle(
-            units, masks_float[:, : 2 * n_low], enumerated_sizes, residual[:, : 2 * n_low], full_residual, index, xp
+            units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp
         )
         dof = n_units - 2.0
     else:
@@ -369,7 +400,7 @@ def _border_surrogate(
     surrogate_full = empty + slopes.sum(axis=1)
     if border < 2:
         return surrogate, surrogate_full, None
-    first, second = np.triu_indices(d, 1)  # the order of the size-2 coalitions
+    first, second = (xp.asarray(i) for i in np.triu_indices(d, 1))  # the order of the size-2 coalitions
     bottom = values[:, d : d + len(first)] - empty[:, None, :] - singles[:, first] - singles[:, second]
     top = lasts[:, first] + lasts[:, second] - (full[:, None, :] - values[:, n_low + d : n_low + d + len(first)])
     pairs = xp.zeros((values.shape[0], d, d, values.shape[2]))
@@ -433,16 +464,14 @@ def _unit_terms(units: _Units, index: str, xp: Any, inside: Any = None, outside:
 
 
 def _unit_moments(
-    units: _Units, index: str, xp: Any, terms: tuple[Any, Any, Any] | None = None, keep: Any = None
+    units: _Units, index: str, xp: Any, terms: tuple[Any, Any, Any] | None = None, keep: slice = slice(None)
 ) -> tuple[Any, Any, Any]:
     """Mean of the units' terms (B, d, d, k), its variance and that of its row sums (B, d, k).
 
-    ``terms`` replaces the units' (α, β, δ); ``keep`` (n,) bool selects the units averaged.
+    ``terms`` replaces the units' (α, β, δ); ``keep`` (a slice) selects the units averaged.
     """
     alpha, beta, delta = _unit_terms(units, index, xp) if terms is None else terms
-    x, t = units.x, units.sizes
-    if keep is not None:
-        alpha, beta, delta, x, t = alpha[:, keep], beta[:, keep], delta[:, keep], x[:, keep], t[:, keep]
+    alpha, beta, delta, x, t = alpha[:, keep], beta[:, keep], delta[:, keep], units.x[:, keep], units.sizes[:, keep]
     n, d = x.shape[1], x.shape[2]
     total = pair_sums(x, alpha, beta, delta, xp)
     # Z² has the same form: α², 2αβ + β² on (x_i + x_j), 2β² + 2αδ + 4βδ + δ² on x_i x_j (x binary)
@@ -460,16 +489,15 @@ def _unit_moments(
 
 
 def _pair_features(masks_float: Any, xp: Any) -> Any:
-    """[1, x_u, x_u x_v (u < v)] of coalitions (B, C, d): (B, C, 1 + d + d (d − 1) / 2)."""
-    first, second = np.triu_indices(masks_float.shape[2], 1)
-    ones = xp.ones(masks_float.shape[:2] + (1,))
-    return xp.concatenate([ones, masks_float, masks_float[:, :, first] * masks_float[:, :, second]], axis=2)
+    """[1, x_u, x_u x_v (u < v)] of coalitions (..., C, d): (..., C, 1 + d + d (d − 1) / 2)."""
+    first, second = (xp.asarray(i) for i in np.triu_indices(masks_float.shape[-1], 1))
+    ones = xp.ones(masks_float.shape[:-1] + (1,))
+    return xp.concatenate([ones, masks_float, masks_float[..., first] * masks_float[..., second]], axis=-1)
 
 
 def _cross_fitted_middle(
     units: _Units,
-    enumerated_float: Any,
-    enumerated_sizes: np.ndarray,
+    enumerated: np.ndarray,
     enumerated_residual: Any,
     full_residual: Any,
     index: str,
@@ -478,52 +506,59 @@ def _cross_fitted_middle(
     """Return the middle sizes' share of the residual's pairs, regression-adjusted and cross-fitted, and variances.
 
     The units are split in two folds (even, odd). For each fold f, an order-2 polynomial h_f is
-    fitted by ridge regression to the residual at the enumerated coalitions, ∅, N and the other
-    fold's units (T and N ∖ T); the middle sizes' share of h_f's pairs is exact (h_f's pairs,
-    its coefficients of x_u x_v, less its enumerated share), and fold f's units estimate that of
-    r − h_f. h_f does not depend on fold f's draws, so each fold's estimate is unbiased; the two
-    are averaged, with variance ¼ Σ_f Var_f / n_f (the folds' dependence through h is neglected:
-    the tests check coverage).
+    fitted by ridge regression to the residual at the enumerated coalitions (``enumerated``, the
+    same for every game), ∅, N and the other fold's units (T and N ∖ T); the middle sizes' share
+    of h_f's pairs is exact (h_f's pairs, its coefficients of x_u x_v, less its enumerated share),
+    and fold f's units estimate that of r − h_f. h_f does not depend on fold f's draws, so each
+    fold's estimate is unbiased; the two are averaged, with variance ¼ Σ_f Var_f / n_f (the folds'
+    dependence through h is neglected: the tests check coverage).
     """
     n_games, n_units, d = units.x.shape
     n_outputs = units.inside.shape[2]
-    empty_and_full = xp.zeros((n_games, 2, d))
-    empty_and_full[:, 1] = 1.0
-    enumerated_features = _pair_features(xp.concatenate([enumerated_float, empty_and_full], axis=1), xp)
+    corners = np.zeros((2, d), dtype=bool)
+    corners[1] = True  # ∅, N
+    enumerated_float = xp.asarray(enumerated.astype(np.float64))
+    enumerated_features = _pair_features(xp.asarray(np.concatenate([enumerated, corners]).astype(np.float64)), xp)
     enumerated_targets = xp.concatenate(
         [enumerated_residual, xp.zeros((n_games, 1, n_outputs)), full_residual[:, None, :]], axis=1
     )
-    unit_features = _pair_features(xp.concatenate([units.x, 1.0 - units.x], axis=1), xp)  # T, then N ∖ T
-    unit_targets = xp.concatenate([units.inside, units.outside], axis=1)
-    shared = xp.matmul(enumerated_features.transpose(0, 2, 1), enumerated_features)
-    shared_rhs = xp.matmul(enumerated_features.transpose(0, 2, 1), enumerated_targets)
-    n_features = enumerated_features.shape[2]
-    first, second = np.triu_indices(d, 1)
-    folds = np.arange(n_units) % 2
+    shared = enumerated_features.T @ enumerated_features  # the same for every game
+    shared_rhs = xp.matmul(enumerated_features.T[None], enumerated_targets)
+    inside_features = _pair_features(units.x, xp)
+    outside_features = _pair_features(1.0 - units.x, xp)
+    n_features = enumerated_features.shape[1]
+    first, second = (xp.asarray(i) for i in np.triu_indices(d, 1))
+    enumerated_batch = xp.broadcast_to(enumerated_float, (n_games,) + enumerated_float.shape)
     mean = variance = row_variance = 0.0
     for fold in (0, 1):
-        train = np.concatenate([folds != fold, folds != fold])  # the other fold's T and N ∖ T
-        features, targets = unit_features[:, train], unit_targets[:, train]
-        n_rows = enumerated_features.shape[1] + features.shape[1]
-        system = shared + xp.matmul(features.transpose(0, 2, 1), features)
+        other = slice(1 - fold, None, 2)  # the other fold's T and N ∖ T
+        features = xp.concatenate([inside_features[:, other], outside_features[:, other]], axis=1)
+        targets = xp.concatenate([units.inside[:, other], units.outside[:, other]], axis=1)
+        n_rows = enumerated_features.shape[0] + features.shape[1]
+        system = shared[None] + xp.matmul(features.transpose(0, 2, 1), features)
         system = system + (RIDGE_PER_ROW * n_rows) * xp.eye(n_features)[None]
         coefficients = xp.linalg.solve(system, shared_rhs + xp.matmul(features.transpose(0, 2, 1), targets))
-        fitted = xp.matmul(unit_features, coefficients)  # h_f at every unit's T and N ∖ T
         h_pairs = xp.zeros((n_games, d, d, n_outputs))
         h_pairs[:, first, second] = coefficients[:, 1 + d :]
         h_pairs[:, second, first] = h_pairs[:, first, second]
-        h_enumerated = xp.matmul(enumerated_features, coefficients)
+        h_enumerated = xp.matmul(enumerated_features[None], coefficients)
         h_middle = h_pairs - _enumerated_pairs(
-            enumerated_float,
-            enumerated_sizes,
+            enumerated_batch,
+            enumerated.sum(axis=1),
             h_enumerated[:, :-2],
             h_enumerated[:, -2],
             h_enumerated[:, -1],
             index,
             xp,
         )
-        terms = _unit_terms(units, index, xp, units.inside - fitted[:, :n_units], units.outside - fitted[:, n_units:])
-        fold_mean, fold_variance, fold_rows = _unit_moments(units, index, xp, terms, keep=folds == fold)
+        terms = _unit_terms(
+            units,
+            index,
+            xp,
+            units.inside - xp.matmul(inside_features, coefficients),
+            units.outside - xp.matmul(outside_features, coefficients),
+        )
+        fold_mean, fold_variance, fold_rows = _unit_moments(units, index, xp, terms, keep=slice(fold, None, 2))
         mean = mean + 0.5 * (h_middle + fold_mean)
         variance = variance + 0.25 * fold_variance
         row_variance = row_variance + 0.25 * fold_rows

@@ -32,9 +32,11 @@ class ModelExplainerMixin(RowExplainerMixin, TransformerMixin):
         """SHAP interaction values of ``X``, as ``shap.TreeExplainer.shap_interaction_values`` gives them.
 
         The same as ``explain_interactions(X, index="shap").values``: (n, p, p) or (n, p, p,
-        n_outputs), each row of a matrix summing to the feature's Shapley value.
+        n_outputs), each row of a matrix summing to the feature's Shapley value; a dask Array for a
+        dask collection ``X``.
         """
-        return self.explain_interactions(X, index="shap").values
+        interactions = self.explain_interactions(X, index="shap")
+        return interactions if is_dask_collection(interactions) else interactions.values
 
     def _explained_model(self) -> Any:
         """Return the fitted model ``explain`` explains: ``model``."""

@@ -42,6 +42,7 @@ from sklearn_shapq.algorithms import (
     interaction_matrix,
     minimum_pair_evals,
     pair_design,
+    sampled_pair_bytes,
     sampled_pair_interactions,
 )
 from sklearn_shapq.backends import resolve_backend
@@ -381,9 +382,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         they fix a surrogate game (additive, or of order 2 from k = 2) whose pairs are known in
         closed form. The residual's middle sizes are sampled as complementary pairs of uniform
         size, and every sampled coalition serves every pair
-        (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`); up to 32 players they are
-        regression-adjusted (an order-2 fit, cross-fitted on two folds of the units, its pairs
-        exact, the residual sampled: still unbiased). The units are i.i.d.,
+        (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`); up to 32 players and from
+        16 units they are regression-adjusted (an order-2 fit, cross-fitted on two folds of the
+        units, its pairs exact, the residual sampled: still unbiased). The units are i.i.d.,
         so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
         are keyed by a row's content: a row gets the same interactions alone or in any batch.
 
@@ -551,8 +552,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         p, k = self.feature_groups_.n_players, self.n_outputs_
         border, n_units = design
-        coalitions = 2**p if exact_index is not None else border_evals(border, p) + 2 * n_units
-        per_game = 8 * coalitions * (2 * p + 4 * k + p * k) + 64 * p * p * k
+        if exact_index is not None:
+            per_game = 8 * 2**p * (2 * p + 4 * k + p * k) + 64 * p * p * k
+        else:
+            per_game = sampled_pair_bytes(p, border, n_units, k)
         games_step = int(np.clip(_BLOCK_BYTES // per_game, 1, _MAX_GAMES_PER_BLOCK))
         rows_step = max(1, games_step // parts)
         pairs = np.zeros((n_rows, p, p, k))

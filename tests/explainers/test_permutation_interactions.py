@@ -168,15 +168,14 @@ def wider_problem():
 @pytest.mark.parametrize(
     ("index", "parts", "max_evals", "design"),
     [
-        # sizes 0-2 and 6-8 enumerated (74 evaluations), the order-2 surrogate, units on sizes 3-5
-        ("SII", 1, 100, (2, 13)),
-        ("STII", 2, 100, (2, 13)),
-        ("SII", 6, 100, (2, 13)),
-        # the same, the middle regression-adjusted (from 16 units)
+        # sizes 0-2 and 6-8 enumerated (74 evaluations), the order-2 surrogate, the middle (3-5) regression-adjusted
         ("SII", 1, 150, (2, 38)),
         ("STII", 6, 150, (2, 38)),
         # sizes 0, 1, 7, 8 and the additive surrogate, regression-adjusted
-        ("SII", 2, 60, (1, 21)),
+        ("SII", 2, 100, (1, 41)),
+        ("SII", 6, 60, (1, 21)),
+        # too few units for the regression
+        ("STII", 2, 40, (1, 11)),
     ],
 )
 def test_with_more_border_sizes_and_a_regression_the_pairs_stay_unbiased_and_covered(
@@ -209,13 +208,14 @@ def test_a_game_of_order_2_is_exact_once_sizes_2_and_d_minus_2_are_enumerated(pa
     rng = np.random.default_rng(4)
     f = random_polynomial_model(8, rng, order=2, n_terms=20)
     background, rows = rng.normal(size=(6, 8)), rng.normal(size=(2, 8))
-    explanation = fitted(f, background, background_parts=parts).explain_interactions(rows, index="SII", max_evals=100)
+    explainer = fitted(f, background, background_parts=parts)
+    explanation = explainer.explain_interactions(rows, index="SII", max_evals=150)
     assert not explanation.diagnostics["exact"]
     np.testing.assert_allclose(explanation.values, brute_force_rows(f, rows, background, "SII")[..., 0], atol=1e-10)
     off = ~np.eye(8, dtype=bool)
     assert np.abs(explanation.error_std[:, off]).max() < 1e-10
     # with sizes 0, 1, d - 1 and d only, the additive surrogate leaves the pairs to sampling
-    sampled = fitted(f, background, background_parts=parts).explain_interactions(rows, index="SII", max_evals=60)
+    sampled = explainer.explain_interactions(rows, index="SII", max_evals=40)
     assert np.abs(sampled.error_std[:, off]).max() > 1e-3
 
 
@@ -333,6 +333,8 @@ def test_dask_collections_give_the_eager_values_lazily():
         np.testing.assert_array_equal(lazy.compute(), eager)
     with pytest.raises(ValueError, match="max_evals"):  # refused at once, not on the workers
         explainer.explain_interactions(da.from_array(X, chunks=10), max_evals=3)
+    lazy_shap = explainer.shap_interaction_values(da.from_array(X, chunks=(7, 6)))
+    np.testing.assert_array_equal(lazy_shap.compute(), explainer.shap_interaction_values(X))
 
 
 def test_a_dask_dataframe_with_strings_gives_the_eager_values():
