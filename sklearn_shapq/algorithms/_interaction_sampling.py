@@ -38,11 +38,12 @@ The estimator (:func:`sampled_pair_interactions`):
   exactly. The units of a game are i.i.d., so the standard error of their mean is the sample
   standard deviation / √n, with n − 1 degrees of freedom.
 - Regression adjustment (d ≤ :data:`MAX_REGRESSION_PLAYERS`, n ≥ :data:`MIN_UNITS`): the units are
-  split into two folds; for each, an order-2 polynomial h_f is fitted by ridge regression to r at
-  the enumerated coalitions and at the other fold's units, the middle sizes' share of h_f's pairs
-  is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
-  estimate that of r − h_f. h_f never sees the fold's draws, so each fold is unbiased; the two are
-  averaged, variance ¼ Σ_f Var_f / n_f, with n − 2 degrees of freedom.
+  split into :data:`FOLDS` folds; for each, an order-2 polynomial h_f is fitted by ridge regression
+  to r at the enumerated coalitions and at the other folds' units, the middle sizes' share of h_f's
+  pairs is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
+  estimate that of r − h_f. h_f never sees the fold's draws, so each fold is unbiased; the folds
+  are averaged, variance Σ_f Var_f / (K² n_f) widened by :data:`REGRESSION_STDERR_WIDENING` (the
+  fits vary with the other folds' draws), with n − K degrees of freedom.
 - For SII the row sums Σ_{j≠i} SII_ij = (v(N) − v(N∖{i})) − (v({i}) − v(∅)) depend on the borders
   alone, and the estimate's row sums are exact (each term beyond sizes 0, 1, d − 1 and d sums to
   zero along a row).
@@ -67,9 +68,9 @@ PAIR_INDICES = ("SII", "STII")
 """The pair indices :func:`sampled_pair_interactions` estimates."""
 
 MIN_UNITS = 16
-"""Fewest sampled units of the regression adjustment (two folds of 8: fewer left 95% intervals
-covering 89% on a test game); :func:`pair_design` enumerates another border size only while this
-many units remain (a larger border without the regression lost to a smaller one with it).
+"""Fewest sampled units of the regression adjustment (fewer left 95% intervals covering 89% on a
+test game); :func:`pair_design` enumerates another border size only while this many units remain
+(a larger border without the regression lost to a smaller one with it).
 """
 
 MAX_REGRESSION_PLAYERS = 32
@@ -80,6 +81,16 @@ RIDGE_PER_ROW = 3e-4
 """Ridge penalty of the order-2 fit, per fitted coalition (features are 0/1): of 1e-3, 3e-4 and 1e-4
 on ``benchmarks/bench_interactions.py --wide`` (d = 10 and 30, 10d-50d), the lowest error in 5 of 9
 cells and within 6% of the lowest in all."""
+
+FOLDS = 4
+"""Folds of the regression's cross-fitting: each fold's fit sees the other three (four folds had 0.80-0.98x
+the error of two in ``benchmarks/bench_interactions.py``; eight, about the same as four with worse
+intervals)."""
+
+REGRESSION_STDERR_WIDENING = 1.3
+"""Factor on the regression-adjusted standard errors, which hold each fold's fit fixed: 95% intervals
+covered 87-92% of the pairs without it and 93-97% with it on test games at d = 8 (two folds needed
+1.2 for the same)."""
 
 
 @dataclass
@@ -282,8 +293,8 @@ def sampled_pair_interactions(
     Costs :func:`border_evals` (the enumerated sizes, v(∅) and v(N) included) and 2 ``n_units``
     evaluations per game (module docstring: the enumerated borders, the surrogate fixed by them,
     complementary units of uniform size in the middle, the cross-fitted regression where
-    :func:`regression_adjusted`: two ridge solves of 1 + d + d (d − 1) / 2 coefficients per game,
-    about 1 ms at d = 16 and 20 ms at d = 32).
+    :func:`regression_adjusted`: :data:`FOLDS` ridge solves of 1 + d + d (d − 1) / 2 coefficients
+    per game).
 
     Parameters
     ----------
@@ -365,7 +376,7 @@ def sampled_pair_interactions(
         middle, variance, row_variance = _cross_fitted_middle(
             units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp
         )
-        dof = n_units - 2.0
+        dof = n_units - float(FOLDS)
     else:
         middle, variance, row_variance = _unit_moments(units, index, xp)
         dof = n_units - 1.0
@@ -505,13 +516,15 @@ def _cross_fitted_middle(
 ) -> tuple[Any, Any, Any]:
     """Return the middle sizes' share of the residual's pairs, regression-adjusted and cross-fitted, and variances.
 
-    The units are split in two folds (even, odd). For each fold f, an order-2 polynomial h_f is
-    fitted by ridge regression to the residual at the enumerated coalitions (``enumerated``, the
-    same for every game), ∅, N and the other fold's units (T and N ∖ T); the middle sizes' share
-    of h_f's pairs is exact (h_f's pairs, its coefficients of x_u x_v, less its enumerated share),
-    and fold f's units estimate that of r − h_f. h_f does not depend on fold f's draws, so each
-    fold's estimate is unbiased; the two are averaged, with variance ¼ Σ_f Var_f / n_f (the folds'
-    dependence through h is neglected: the tests check coverage).
+    The units are split in :data:`FOLDS` folds (unit u in fold u mod K). For each fold f, an order-2
+    polynomial h_f is fitted by ridge regression to the residual at the enumerated coalitions
+    (``enumerated``, the same for every game), ∅, N and the other folds' units (T and N ∖ T): the
+    Gram matrices are summed once and each fold's own is subtracted. The middle sizes' share of
+    h_f's pairs is exact (h_f's pairs, its coefficients of x_u x_v, less its enumerated share), and
+    fold f's units estimate that of r − h_f. h_f does not depend on fold f's draws, so each fold's
+    estimate is unbiased; the folds are averaged, with variance Σ_f Var_f / (K² n_f) times
+    :data:`REGRESSION_STDERR_WIDENING`² (the folds' dependence through the fits is not in Var_f;
+    the tests check coverage).
     """
     n_games, n_units, d = units.x.shape
     n_outputs = units.inside.shape[2]
@@ -530,14 +543,19 @@ def _cross_fitted_middle(
     first, second = (xp.asarray(i) for i in np.triu_indices(d, 1))
     enumerated_batch = xp.broadcast_to(enumerated_float, (n_games,) + enumerated_float.shape)
     mean = variance = row_variance = 0.0
-    for fold in (0, 1):
-        other = slice(1 - fold, None, 2)  # the other fold's T and N ∖ T
-        features = xp.concatenate([inside_features[:, other], outside_features[:, other]], axis=1)
-        targets = xp.concatenate([units.inside[:, other], units.outside[:, other]], axis=1)
-        n_rows = enumerated_features.shape[0] + features.shape[1]
-        system = shared[None] + xp.matmul(features.transpose(0, 2, 1), features)
+    grams, rights = [], []
+    for fold in range(FOLDS):  # each fold's own Gram and right side; a fold trains on the others'
+        own = slice(fold, None, FOLDS)
+        features = xp.concatenate([inside_features[:, own], outside_features[:, own]], axis=1)
+        targets = xp.concatenate([units.inside[:, own], units.outside[:, own]], axis=1)
+        grams.append(xp.matmul(features.transpose(0, 2, 1), features))
+        rights.append(xp.matmul(features.transpose(0, 2, 1), targets))
+    all_grams, all_rights = sum(grams), sum(rights)
+    for fold in range(FOLDS):
+        n_rows = enumerated_features.shape[0] + 2 * (n_units - len(range(fold, n_units, FOLDS)))
+        system = shared[None] + all_grams - grams[fold]
         system = system + (RIDGE_PER_ROW * n_rows) * xp.eye(n_features)[None]
-        coefficients = xp.linalg.solve(system, shared_rhs + xp.matmul(features.transpose(0, 2, 1), targets))
+        coefficients = xp.linalg.solve(system, shared_rhs + all_rights - rights[fold])
         h_pairs = xp.zeros((n_games, d, d, n_outputs))
         h_pairs[:, first, second] = coefficients[:, 1 + d :]
         h_pairs[:, second, first] = h_pairs[:, first, second]
@@ -558,8 +576,9 @@ def _cross_fitted_middle(
             units.inside - xp.matmul(inside_features, coefficients),
             units.outside - xp.matmul(outside_features, coefficients),
         )
-        fold_mean, fold_variance, fold_rows = _unit_moments(units, index, xp, terms, keep=slice(fold, None, 2))
-        mean = mean + 0.5 * (h_middle + fold_mean)
-        variance = variance + 0.25 * fold_variance
-        row_variance = row_variance + 0.25 * fold_rows
-    return mean, variance, row_variance
+        fold_mean, fold_variance, fold_rows = _unit_moments(units, index, xp, terms, keep=slice(fold, None, FOLDS))
+        mean = mean + (h_middle + fold_mean) / FOLDS
+        variance = variance + fold_variance / FOLDS**2
+        row_variance = row_variance + fold_rows / FOLDS**2
+    widening = REGRESSION_STDERR_WIDENING**2
+    return mean, widening * variance, widening * row_variance

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_shapq.algorithms import interactions_from_table, pair_design, sampled_pair_interactions
+from sklearn_shapq.algorithms._interaction_sampling import FOLDS
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
 from sklearn_shapq.samplers import row_keys
@@ -45,8 +46,9 @@ def test_every_design_is_unbiased_with_standard_errors_that_match_its_spread(tab
     z = (pairs.mean(axis=0)[off] - exact[off]) / (spread / np.sqrt(n_draws))
     assert np.abs(z).max() < 4.5, z
     ratio = np.sqrt((estimate.pairs_stderr[:, :, :, 0][:, off] ** 2).mean(axis=0)) / spread
-    assert 0.8 < np.median(ratio) < 1.25, ratio
-    assert estimate.dof[0] == (n_units - 2 if n_units >= 16 else n_units - 1)
+    # the regression's errors are widened (REGRESSION_STDERR_WIDENING) for coverage: up to 1.3x the spread
+    assert 0.8 < np.median(ratio) < (1.4 if n_units >= 16 else 1.25), ratio
+    assert estimate.dof[0] == (n_units - FOLDS if n_units >= 16 else n_units - 1)
 
 
 def test_the_regression_lowers_the_error_at_the_same_evaluations(table):

@@ -198,8 +198,9 @@ def test_with_more_border_sizes_and_a_regression_the_pairs_stay_unbiased_and_cov
     z = (estimates.mean(0)[off] - truth[off]) / (estimates.std(0, ddof=1)[off] / np.sqrt(len(estimates)))
     assert np.abs(z).max() < 4.0, z
     ratio = np.sqrt((errors[:, off] ** 2).mean(0)) / estimates.std(0, ddof=1)[off]
-    assert 0.8 < np.median(ratio) < 1.25, ratio
-    assert 0.9 < np.array(covered)[:, off].mean() < 0.99
+    # the regression's errors are widened (REGRESSION_STDERR_WIDENING) for coverage: up to 1.3x the spread
+    assert 0.8 < np.median(ratio) < (1.4 if design[1] >= 16 else 1.25), ratio
+    assert 0.92 < np.array(covered)[:, off].mean() < 0.99
 
 
 @pytest.mark.parametrize("parts", [1, 3])
