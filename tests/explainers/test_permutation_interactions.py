@@ -308,6 +308,22 @@ def test_several_outputs_when_sampled():
     np.testing.assert_allclose(interactions.values.sum(axis=2), explainer.explain(X[10:13]).values, atol=1e-10)
 
 
+def test_several_outputs_with_the_regression_match_one_output_at_a_time():
+    # 50 evaluations at d = 6 leave 18 units: the regression-adjusted path, output by output
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(12, 6))
+
+    def two(Z):
+        return np.stack([Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3], np.tanh(Z[:, 3] * Z[:, 4]) * Z[:, 5]], axis=1)
+
+    assert pair_design(50, 6) == (1, 18)
+    both = fitted(two, X[:6]).explain_interactions(X[6:9], index="SII", max_evals=50)
+    for output in range(2):
+        alone = fitted(lambda Z, o=output: two(Z)[:, o], X[:6]).explain_interactions(X[6:9], index="SII", max_evals=50)
+        np.testing.assert_allclose(both.values[..., output], alone.values, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(both.error_std[..., output], alone.error_std, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("index", ["shapley", "sii", None])
 def test_a_bad_index_is_refused_by_name(problem, index):
     f, background, rows = problem
