@@ -171,6 +171,29 @@ def shapiq_game_pairs(method: str, game, d: int, budget: int, seed: int) -> np.n
     return out + out.T
 
 
+def ours_record(
+    model: object, background: np.ndarray, rows: np.ndarray, truth: np.ndarray, budget: int, parts: object, seeds: int
+) -> dict:
+    """Our SII at ``budget`` evaluations per row over ``seeds`` seeds: relative RMSE, stderr / RMSE, seconds."""
+    off = ~np.eye(truth.shape[1], dtype=bool)
+    errors = reported = 0.0
+    start = time.perf_counter()
+    for seed in range(seeds):
+        explainer = PermutationShapExplainer(
+            model, background_size=None, background_parts=parts, random_state=seed, progress=False
+        ).fit(background)
+        estimate = explainer.explain_interactions(rows, index="SII", max_evals=budget)
+        errors += float(((estimate.values - truth)[:, off] ** 2).sum())
+        reported += float((estimate.error_std[:, off] ** 2).sum())
+    return {
+        "method": f"ours (parts={parts})",
+        "budget": budget,
+        "rel_rmse": float(np.sqrt(errors / (float((truth[:, off] ** 2).sum()) * seeds))),
+        "stderr_over_rmse": float(np.sqrt(reported / errors)),
+        "seconds": time.perf_counter() - start,
+    }
+
+
 def wide_records(args: argparse.Namespace, shapiq_version: str | None) -> list[dict]:
     """Ours and shapiq's approximators against the exact product-kernel SII at d = 30 and 100."""
     records = []
@@ -187,24 +210,11 @@ def wide_records(args: argparse.Namespace, shapiq_version: str | None) -> list[d
         for factor in factors:
             budget = factor * d
             for parts in ("auto", 1):
-                errors = reported = 0.0
-                start = time.perf_counter()
-                for seed in range(args.wide_seeds):
-                    explainer = PermutationShapExplainer(
-                        model, background_size=None, background_parts=parts, random_state=seed, progress=False
-                    ).fit(background)
-                    estimate = explainer.explain_interactions(rows, index="SII", max_evals=budget)
-                    errors += float(((estimate.values - truth)[:, off] ** 2).sum())
-                    reported += float((estimate.error_std[:, off] ** 2).sum())
                 records.append(
                     {
                         "model": name,
                         "d": d,
-                        "method": f"ours (parts={parts})",
-                        "budget": budget,
-                        "rel_rmse": float(np.sqrt(errors / truth_norm)),
-                        "stderr_over_rmse": float(np.sqrt(reported / errors)),
-                        "seconds": time.perf_counter() - start,
+                        **ours_record(model, background, rows, truth, budget, parts, args.wide_seeds),
                     }
                 )
                 label = f"ours (parts={parts})"
@@ -302,26 +312,8 @@ def small_records(args: argparse.Namespace, shapiq_version: str | None) -> list[
         for factor in args.factors:
             budget = factor * d
             for parts in ("auto", 1):
-                errors = reported = 0.0
-                start = time.perf_counter()
-                for seed in range(args.seeds):
-                    explainer = PermutationShapExplainer(
-                        predict, background_size=None, background_parts=parts, random_state=seed, progress=False
-                    ).fit(background)
-                    estimate = explainer.explain_interactions(rows, index="SII", max_evals=budget)
-                    errors += float(((estimate.values - truth)[:, off] ** 2).sum())
-                    reported += float((estimate.error_std[:, off] ** 2).sum())
-                elapsed = time.perf_counter() - start
                 records.append(
-                    {
-                        "model": name,
-                        "d": d,
-                        "method": f"ours (parts={parts})",
-                        "budget": budget,
-                        "rel_rmse": float(np.sqrt(errors / truth_norm)),
-                        "stderr_over_rmse": float(np.sqrt(reported / errors)),
-                        "seconds": elapsed,
-                    }
+                    {"model": name, "d": d, **ours_record(predict, background, rows, truth, budget, parts, args.seeds)}
                 )
             if shapiq_version is not None:
                 for method in SHAPIQ_METHODS:
