@@ -15,6 +15,7 @@ from sklearn_shapq.algorithms._interaction_sampling import (
     border_evals,
     minimum_pair_evals,
     pair_design,
+    regression_adjusted,
     sampled_pair_bytes,
     sampled_pair_interactions,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "product_kernel_interactions",
     "product_kernel_shapley",
     "ratio_precision",
+    "regression_adjusted",
     "sampled_pair_bytes",
     "sampled_pair_interactions",
     "satterthwaite_dof",

@@ -42,12 +42,13 @@ from sklearn_shapq.algorithms import (
     interaction_matrix,
     minimum_pair_evals,
     pair_design,
+    regression_adjusted,
     sampled_pair_bytes,
     sampled_pair_interactions,
 )
 from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
-from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
+from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -67,6 +68,12 @@ _BLOCK_BYTES = 48 * 2**20
 """Working memory of the estimator for one block of games: each array stays below glibc's 32 MiB mmap threshold."""
 _INTERACTION_STREAM = 4
 """The stream of ``random_state`` that keys the draws of ``explain_interactions`` (``explain`` keys stream 1)."""
+
+MIN_REGRESSION_PARTS = 20
+"""``explain_interactions`` keeps at least this many background parts under "auto" when the regression
+adjustment runs (the parts measured in ``benchmarks/bench_interactions.py``); N · 10 / p above. On
+breast cancer (p = 30, 100 background rows, a logistic pipeline, the default 1500 evaluations) one
+part per row spent 3.7 s a row on the regression against 0.1 s of model calls."""
 
 
 def _interaction_budget(max_evals: Any, n_players: int) -> int:
@@ -459,8 +466,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         p, k = self.feature_groups_.n_players, self.n_outputs_
         budget = _interaction_budget(max_evals, p)
         exact = p <= MAX_ENUMERATED_PLAYERS and 2**p <= budget
-        parts = 1 if exact else self._interaction_parts(explained.background.shape[0])
         border, n_units = (0, 0) if exact else pair_design(budget, p)
+        parts = 1 if exact else self._interaction_parts(explained.background.shape[0], p, n_units)
         _, keys = self._row_keys(explained, stream=_INTERACTION_STREAM)
         evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
@@ -519,10 +526,17 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             diagnostics=diagnostics,
         )
 
-    def _interaction_parts(self, n_background: int) -> int:
-        """Background parts of the sampled pairs: ``background_parts``, "auto" one per background row."""
+    def _interaction_parts(self, n_background: int, n_players: int, n_units: int) -> int:
+        """Background parts of the sampled pairs: ``background_parts``; "auto" one per background row.
+
+        Where the middle sizes are regression-adjusted (a fit of O(p²) coefficients per part), "auto"
+        gives at most max(:data:`MIN_REGRESSION_PARTS`, N · 10 / p) parts, a divisor of N.
+        """
         if self.background_parts == "auto":
-            return n_background
+            if not regression_adjusted(n_players, n_units):
+                return n_background
+            most = max(MIN_REGRESSION_PARTS, n_background * REGRESSION_SPLIT_FEATURES / n_players)
+            return max(q for q in range(1, n_background + 1) if n_background % q == 0 and q <= most)
         parts = int(self.background_parts)
         if n_background % parts:
             raise ValueError(

@@ -245,6 +245,16 @@ def test_sampled_shap_rows_sum_to_the_explanation_values(problem):
     assert interactions.diagnostics["n_model_rows"] > 3 * 40 * len(background)  # the values' rows counted too
 
 
+def test_auto_parts_are_fewer_where_the_regression_runs_on_many_players():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(101, 30))
+    explainer = fitted(lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 2], X[:100])
+    # 30 players, 1500 evaluations: the regression runs; at most max(20, 100 * 10 / 30) parts, a divisor of 100
+    assert explainer.explain_interactions(X[100:], max_evals=1500).diagnostics["background_parts"] == 25
+    # 80 evaluations leave 9 units: no regression, one part per background row
+    assert explainer.explain_interactions(X[100:], max_evals=80).diagnostics["background_parts"] == 100
+
+
 def test_shap_interaction_values_is_shaps_name_for_the_shap_matrices(problem):
     f, background, rows = problem
     explainer = fitted(f, background)
