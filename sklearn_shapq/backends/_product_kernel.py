@@ -524,9 +524,10 @@ def pair_shapley_array(
 
 CUDA_PAIR_QUADRATURE_KERNEL = "sklearn_shapq_pair_quadrature"
 CUDA_PAIR_QUADRATURE = r"""
-#include <cfloat>
+// NVRTC has no C++ standard headers (<cfloat> fails to compile there): the smallest normal double, spelled out
+#define SMALLEST_NORMAL 2.2250738585072014e-308
 // MAX_NODES (an upper bound on the Gauss-Legendre nodes) is defined in front of this source.
-// F is clamped to DBL_MIN: where a factor underflows to 0 and the other is subnormal, F would
+// F is clamped to SMALLEST_NORMAL: where a factor underflows to 0 and the other is subnormal, F would
 // round to 0 with a - b != 0, and 0/0 would follow.
 __device__ __forceinline__ double factor(signed char kind, double gamma, double diff) {
     if (kind == 0) return exp(-gamma * diff * diff);
@@ -569,7 +570,7 @@ extern "C" __global__ void sklearn_shapq_pair_quadrature(
         for (long long p = 0; p < n_players; ++p) {
             const double a = player_factor(kinds, gammas, order, starts, p, x, anchor);
             const double b = n_references > 0 ? player_factor(kinds, gammas, order, starts, p, ref, anchor) : 1.0;
-            for (int g = 0; g < n_nodes; ++g) product[g] *= fmax(b + tau[g] * (a - b), DBL_MIN);
+            for (int g = 0; g < n_nodes; ++g) product[g] *= fmax(b + tau[g] * (a - b), SMALLEST_NORMAL);
         }
         for (long long p = 0; p < n_players; ++p) {
             const double a = player_factor(kinds, gammas, order, starts, p, x, anchor);
@@ -577,7 +578,7 @@ extern "C" __global__ void sklearn_shapq_pair_quadrature(
             const double diff = a - b;
             if (diff == 0.0) continue;
             double psi = 0.0;
-            for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / fmax(b + tau[g] * diff, DBL_MIN);
+            for (int g = 0; g < n_nodes; ++g) psi += omega[g] * product[g] / fmax(b + tau[g] * diff, SMALLEST_NORMAL);
             contribution[p] += diff * psi / (double)n_games;
         }
     }

@@ -119,7 +119,13 @@ def test_cuda_explainer_equals_cpu_with_xgboost(algorithm):
     kwargs = dict(algorithm=algorithm, max_evals=520, random_state=0, background_size=50)
     cpu = PermutationShapExplainer(model, device="cpu", **kwargs).fit(X).explain(X[:10])
     gpu = PermutationShapExplainer(model, device="cuda", **kwargs).fit(X).explain(X[:10])
-    np.testing.assert_allclose(gpu.values, cpu.values, atol=1e-5)
+    if algorithm != "stratified":
+        np.testing.assert_allclose(gpu.values, cpu.values, atol=1e-5)
+        return
+    # stratified spreads its second phase by the first phase's variances: xgboost's float32 outputs differ
+    # between the devices in the last bits, so can one stratum's share (seen on an H100): within the errors
+    allowed = 5 * np.hypot(gpu.error_std, cpu.error_std) + 1e-5
+    assert (np.abs(gpu.values - cpu.values) <= allowed).all()
 
 
 def test_strict_twin_refuses_what_cupy_refuses_and_counts_what_comes_back():
@@ -151,3 +157,13 @@ def test_repeat_counts_is_numpy_repeat(backend):
     np.testing.assert_array_equal(backend.to_numpy(repeated), np.repeat(values, counts))
     empty = repeat_counts(backend.to_device(values[:0]), backend.to_device(counts[:0]), backend.xp)
     assert empty.shape == (0,)
+
+
+def test_cuda_sources_include_no_headers():
+    """NVRTC, which compiles cupy's kernels, has no C++ standard headers: ``#include <cfloat>`` failed on an H100."""
+    from sklearn_shapq.backends import _cuda
+    from sklearn_shapq.backends._feistel import CUDA_KEYED_ORDERINGS
+    from sklearn_shapq.backends._product_kernel import CUDA_PAIR_QUADRATURE
+
+    for source in (_cuda._MASKED_ROWS_SOURCE, CUDA_KEYED_ORDERINGS, CUDA_PAIR_QUADRATURE):
+        assert "#include" not in source

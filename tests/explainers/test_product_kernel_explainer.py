@@ -431,11 +431,31 @@ def test_cuda_without_a_gpu_is_a_clear_error_at_fit(regression, monkeypatch):
 def test_cuda_equals_cpu(regression, value_function):
     X, y = regression
     model = SVR().fit(X, y)
-    cuda = ProductKernelShapExplainer(model, value_function=value_function, device="cuda", background_size=10).fit(X)
-    cpu = ProductKernelShapExplainer(model, value_function=value_function, background_size=10).fit(X)
+    params = {"value_function": value_function, "background_size": 10, "random_state": 0}  # one background
+    cuda = ProductKernelShapExplainer(model, device="cuda", **params).fit(X)
+    cpu = ProductKernelShapExplainer(model, **params).fit(X)
     assert cuda.device_ == "cuda:0" and cuda.algorithm_ == "quadrature"
     np.testing.assert_allclose(cuda.shap_values(X[:9]), cpu.shap_values(X[:9]), rtol=1e-10, atol=1e-12)
     assert cuda.expected_value_ == pytest.approx(cpu.expected_value_, rel=1e-12)
+
+
+@pytest.mark.parametrize("value_function", ["pkex", "baseline", "interventional"])
+def test_the_cuda_backends_array_code_gives_the_cpu_values(regression, value_function, monkeypatch):
+    """The CUDA path (its array code, on the strict twin: cupy's rules with numpy) equals the CPU to rounding."""
+    from sklearn_shapq.explainers import _product_kernel_explainer
+
+    from strict_twin import StrictBackend
+
+    X, y = regression
+    model = SVR().fit(X, y)
+    params = {"value_function": value_function, "background_size": 10, "random_state": 0}
+    cpu = ProductKernelShapExplainer(model, **params).fit(X)
+    twin = StrictBackend()
+    monkeypatch.setattr(_product_kernel_explainer, "resolve_backend", lambda device: twin)
+    on_twin = ProductKernelShapExplainer(model, **params).fit(X)
+    assert on_twin.algorithm_ == "quadrature"
+    np.testing.assert_allclose(on_twin.shap_values(X[:9]), cpu.shap_values(X[:9]), rtol=1e-10, atol=1e-12)
+    assert on_twin.expected_value_ == pytest.approx(cpu.expected_value_, rel=1e-12)
 
 
 def test_costly_interventional_game_warns_at_the_callers_line(monkeypatch):

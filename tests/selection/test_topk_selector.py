@@ -263,10 +263,21 @@ def test_array_namespace_twin_gives_the_cpu_results(regression, method, twin):
 @pytest.mark.gpu
 @pytest.mark.parametrize("method", list(TOPK_ALGORITHMS))
 def test_cuda_gives_the_cpu_results(regression, method):
+    """The same draws give the same values on the GPU, to rounding; adaptive methods agree within their errors.
+
+    An adaptive method's choices compare sums that cupy's weighted ``bincount`` adds by atomics, in another
+    order than numpy: where two players tie (a tree's unused features: 0 on one device, 1e-17 on the
+    other), the two devices may choose differently and then sample other coalitions (seen on an H100).
+    """
     cuda, _ = _explain_on("cuda", regression, method)
     cpu, _ = _explain_on("cpu", regression, method)
-    np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(cuda.diagnostics["top_k"], cpu.diagnostics["top_k"])
+    if not TOPK_ALGORITHMS[method].adaptive:
+        np.testing.assert_allclose(cuda.values, cpu.values, rtol=1e-9, atol=1e-9)
+        np.testing.assert_array_equal(cuda.diagnostics["top_k"], cpu.diagnostics["top_k"])
+        return
+    assert np.isfinite(cuda.values).all() and cuda.values.shape == cpu.values.shape
+    allowed = 5 * np.hypot(cuda.error_std, cpu.error_std) + 1e-9
+    assert (np.abs(cuda.values - cpu.values) <= allowed).all()
 
 
 def test_target_is_a_class_label_for_classifiers_and_refused_for_a_single_output(regression):
