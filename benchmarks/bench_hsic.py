@@ -45,15 +45,12 @@ feature explains), and (B) y = sin(x0) + x1² + 0.1 ε with 48 equicorrelated (�
 features independent of x0 and x1. Reported: the rank of every relevant feature per seed and how
 often all relevant features are in the top 5 and in the top 10 (the paper's top 20%).
 
-**GPU** (``--device cuda``; cupy is imported only then): ours on ``device="cuda"`` against
-``device="cpu"`` at n = ``--gpu-n`` (10⁴), d = ``--gpu-d`` (50), one cpu run and the median of
-``--repeats`` cuda runs after a warm-up; only this comparison runs, written to bench_hsic_cuda.json.
+The GPU comparison is benchmarks/bench_gpu.py.
 
 Targets
 -------
 * n = 5000, d = 100: under 60 s and under 2 GiB peak (maximum resident set size of the process);
-* n = 2000, d = 50: at least 20 times faster (wall) than the paper's algorithm;
-* on a GPU: cuda at least 30 times faster than the cpu backend at n = 10⁴.
+* n = 2000, d = 50: at least 20 times faster (wall) than the paper's algorithm.
 
 Rerun
 -----
@@ -61,11 +58,9 @@ Rerun
 
     python benchmarks/bench_hsic.py                 # full run (about 10 minutes on 2 shared cores)
     python benchmarks/bench_hsic.py --quick         # smoke run (under a minute), bench_hsic_quick.json
-    python benchmarks/bench_hsic.py --device cuda   # GPU comparison, bench_hsic_cuda.json
 
 Options: ``--n``, ``--d`` (timing grid), ``--repeats``, ``--paper-sizes`` (NxD items for the paper's
-algorithm), ``--paper-max-rows``, ``--seeds`` (bandwidth section), ``--device``, ``--gpu-n``,
-``--gpu-d``, ``--quick`` and ``--output``.
+algorithm), ``--paper-max-rows``, ``--seeds`` (bandwidth section), ``--quick`` and ``--output``.
 """
 
 from __future__ import annotations
@@ -407,35 +402,6 @@ def bandwidth_study(seeds: int, n: int, d: int) -> dict:
     return out
 
 
-def gpu_comparison(args: argparse.Namespace) -> int:
-    """Ours on cuda against ours on cpu at n = ``--gpu-n``; the only section run with ``--device cuda``."""
-    import cupy  # only here: the cpu benchmark never imports it
-
-    n, d = args.gpu_n, args.gpu_d
-    output = Path(args.output or RESULTS / "bench_hsic_cuda.json")
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    res: dict = {
-        "benchmark": "bench_hsic (cuda)",
-        "env_start": {**env_info(), "cupy": cupy.__version__, "gpu": props["name"].decode()},
-        "setup": {"n": n, "d": d, "repeats": args.repeats, "data": PROBLEMS["interaction"][2]},
-    }
-    print(f"gpu comparison: n={n}, d={d}, {res['env_start']['gpu']}", flush=True)
-    res["cuda"] = in_fresh_process(ours_case, n, d, 0, args.repeats, False, "cuda")
-    print(f"  cuda {res['cuda']['wall_s_median']:.2f} s (warm-up {res['cuda']['warmup_wall_s']:.1f} s)", flush=True)
-    write(res, output)
-    res["cpu"] = in_fresh_process(ours_case, n, d, 0, 1, False, "cpu")
-    print(f"  cpu  {res['cpu']['wall_s_median']:.2f} s", flush=True)
-    diff = np.abs(np.subtract(res["cuda"]["attributions"], res["cpu"]["attributions"])).max()
-    res["max_rel_diff_cuda_cpu"] = float(diff / np.abs(res["cpu"]["attributions"]).max())
-    res["speedup_cuda_over_cpu"] = res["cpu"]["wall_s_median"] / res["cuda"]["wall_s_median"]
-    res["targets_met"] = {"cuda_at_least_30x_cpu": res["speedup_cuda_over_cpu"] >= 30}
-    res["env_end"] = {"loadavg": list(os.getloadavg())}
-    write(res, output)
-    print(f"  speed-up {res['speedup_cuda_over_cpu']:.1f}x, max rel diff {res['max_rel_diff_cuda_cpu']:.1e}")
-    print(f"wrote {output}")
-    return 0
-
-
 # --------------------------------------------------------------------------------------------------
 
 
@@ -454,22 +420,17 @@ def parse_args() -> argparse.Namespace:
         "--paper-max-rows", type=int, default=None, help="run the paper's algorithm on pairs a < R, extrapolate"
     )
     p.add_argument("--seeds", type=int, default=20, help="seeds of the bandwidth study (n=500, d=50)")
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: only the GPU comparison")
-    p.add_argument("--gpu-n", type=int, default=10_000)
-    p.add_argument("--gpu-d", type=int, default=50)
     p.add_argument("--quick", action="store_true", help="smoke run under a minute, bench_hsic_quick.json")
     p.add_argument("--output", default=None, help="JSON path (default benchmarks/results/bench_hsic[_quick].json)")
     args = p.parse_args()
     if args.quick:
         args.n, args.d, args.repeats, args.seeds = [300, 600], [10, 20], 2, 2
-        args.paper_sizes, args.gpu_n = ["300x10", "600x20"], 2000
+        args.paper_sizes = ["300x10", "600x20"]
     return args
 
 
 def main() -> int:
     args = parse_args()
-    if args.device == "cuda":
-        return gpu_comparison(args)
     t_start = time.perf_counter()
     output = Path(args.output or RESULTS / ("bench_hsic_quick.json" if args.quick else "bench_hsic.json"))
     paper_sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.paper_sizes]
@@ -553,7 +514,6 @@ def main() -> int:
         "n5000_d100_wall_s_max": 60,
         "n5000_d100_peak_rss_gib_max": 2,
         "speedup_vs_paper_n2000_d50_min": 20,
-        "cuda_over_cpu_n10000_min": "30 (run with --device cuda)",
     }
     met: dict = {}
     if (5000, 100) in cases:

@@ -40,12 +40,7 @@ has ``--target-sv`` (500) support vectors, within 1 %; the actual count is print
    on the first ``--peer-rows`` (10) explained rows, one run each. Reported: wall time per row,
    RMSE, RMSE relative to the RMS of the exact values, max absolute error, efficiency error.
 
-3. **GPU** (only with ``--device cuda``): ``ProductKernelShapExplainer.from_dual`` with random
-   dual coefficients on ``--gpu-n-train`` (10⁴) anchors, d = ``--gpu-d`` (100), gamma = 1/d,
-   pkex game. ``device="cuda"`` explains ``--gpu-rows`` (1000) rows (median of ``--repeats``);
-   ``device="cpu"`` explains the first ``--gpu-cpu-rows`` (200) of them and its time is
-   extrapolated per row. The ratio cpu/cuda time per row and the max abs difference of the values
-   are reported. Without ``--device cuda`` nothing here imports cupy.
+The GPU comparison is benchmarks/bench_gpu.py.
 
 Timings are wall (``time.perf_counter``) and CPU (``time.process_time``, all threads) seconds.
 The JSON is rewritten after every case, so a partial run leaves partial results.
@@ -54,7 +49,6 @@ Targets
 -------
 * shapiq / ours (auto) time per row >= 20 at d = 200 on this 2-core CPU;
 * max |ours − shapiq| <= 1e-10 wherever shapiq is efficient (efficiency error <= 1e-10);
-* cuda >= 30x the cpu backend at n_train = 10⁴, d = 100, 1000 rows (on a lent GPU).
 
 Rerun
 -----
@@ -62,10 +56,9 @@ Rerun
 
     python benchmarks/bench_product_kernel.py                  # full run (about 10-15 min on 2 cores)
     python benchmarks/bench_product_kernel.py --quick          # smoke run (< 60 s)
-    python benchmarks/bench_product_kernel.py --device cuda --sections gpu   # on a GPU machine
 
-Results go to ``benchmarks/results/bench_product_kernel.json`` (``_quick`` with ``--quick``,
-``_cuda`` with ``--device cuda``) unless ``--output`` says otherwise.
+Results go to ``benchmarks/results/bench_product_kernel.json`` (``_quick`` with ``--quick``)
+unless ``--output`` says otherwise.
 """
 
 from __future__ import annotations
@@ -99,7 +92,6 @@ except ImportError:  # a checkout that is not installed: python benchmarks/bench
 RESULTS = Path(__file__).resolve().parent / "results"
 AGREEMENT_TARGET = 1e-10
 SPEED_TARGET = 20.0  # shapiq / ours at d = 200
-GPU_TARGET = 30.0  # cpu / cuda
 BRUTE_FORCE_MAX_D = 16
 
 
@@ -116,26 +108,18 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--peer-rows", type=int, default=10, help="explained rows for KernelExplainer / permutation")
     p.add_argument("--n-bg", type=int, default=100, help="background rows of the interventional game")
     p.add_argument("--perm-factor", type=int, default=4, help="larger permutation budget = factor x default (0: off)")
-    p.add_argument("--sections", nargs="+", choices=["shapiq", "peers", "gpu"], default=None)
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda adds the GPU section")
-    p.add_argument("--gpu-n-train", type=int, default=10_000)
-    p.add_argument("--gpu-d", type=int, default=100)
-    p.add_argument("--gpu-rows", type=int, default=1000)
-    p.add_argument("--gpu-cpu-rows", type=int, default=200, help="rows timed on the cpu backend (extrapolated)")
+    p.add_argument("--sections", nargs="+", choices=["shapiq", "peers"], default=None)
     p.add_argument("--quick", action="store_true", help="smoke run: d in (8, 20), small sizes, < 60 s")
     p.add_argument("--output", default=None, help="JSON path (default benchmarks/results/bench_product_kernel*.json)")
     args = p.parse_args()
     if args.sections is None:
-        args.sections = ["shapiq", "peers"] + (["gpu"] if args.device == "cuda" else [])
-    if "gpu" in args.sections and args.device != "cuda":
-        p.error("--sections gpu needs --device cuda")
+        args.sections = ["shapiq", "peers"]
     if args.quick:
         args.dims, args.peer_dims = [8, 20], [8, 20]
         args.n_train, args.target_sv, args.n_explain, args.repeats = 240, 200, 10, 2
         args.shapiq_budget, args.peer_rows, args.perm_factor = 5.0, 3, 0
-        args.gpu_n_train, args.gpu_rows, args.gpu_cpu_rows = 2000, 100, 20
     if args.output is None:
-        suffix = "_quick" if args.quick else ("_cuda" if args.device == "cuda" else "")
+        suffix = "_quick" if args.quick else ""
         args.output = str(RESULTS / f"bench_product_kernel{suffix}.json")
     return args
 
@@ -422,48 +406,10 @@ def peers_case(problem: dict, args: argparse.Namespace) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------
-# 3. cpu against cuda
-
-
-def gpu_case(args: argparse.Namespace) -> dict:
-    """Ours on ``device="cuda"`` against ``device="cpu"`` on a random dual form (pkex game)."""
-    d, n = args.gpu_d, args.gpu_n_train
-    rng = np.random.default_rng(0)
-    X_fit = rng.normal(size=(n, d))
-    dual_coef = rng.normal(size=n) / np.sqrt(n)
-    X = rng.normal(size=(args.gpu_rows, d))
-    n_cpu = min(args.gpu_cpu_rows, len(X))
-    out: dict = {"n_train": n, "d": d, "gamma": 1.0 / d, "rows_cuda": len(X), "rows_cpu": n_cpu}
-    values = {}
-    for device, rows in (("cpu", X[:n_cpu]), ("cuda", X)):
-        explainer = ProductKernelShapExplainer.from_dual(
-            dual_coef, X_fit, gamma=1.0 / d, device=device, progress=False
-        ).fit()
-        explainer.explain(rows[:4])  # warm-up: numba cache, cupy kernel compilation
-        repeats = args.repeats if device == "cuda" else min(args.repeats, 3)
-        explanation, timing = repeat_timed(lambda explainer=explainer, rows=rows: explainer.explain(rows), repeats)
-        values[device] = explanation.values
-        out[device] = {
-            "algorithm_": explainer.algorithm_,
-            "wall_s_per_row": timing["wall_s_median"] / len(rows),
-            "cpu_s_per_row": timing["cpu_s_median"] / len(rows),
-            **timing,
-            "efficiency_err": efficiency_error(
-                explanation.values, explainer.expected_value_, explainer.model_output(rows)
-            ),
-        }
-        print(f"  {device}: {out[device]['wall_s_per_row'] * 1e3:.3f} ms/row on {len(rows)} rows", flush=True)
-    out["speedup_cpu_over_cuda"] = out["cpu"]["wall_s_per_row"] / out["cuda"]["wall_s_per_row"]
-    out["max_abs_diff_cuda_vs_cpu"] = float(np.abs(values["cuda"][:n_cpu] - values["cpu"]).max())
-    out["target_met"] = out["speedup_cpu_over_cuda"] >= GPU_TARGET
-    return out
-
-
-# --------------------------------------------------------------------------------------------------
 
 
 def print_tables(res: dict) -> None:
-    """Compact tables of the three sections."""
+    """Compact tables of the two sections."""
     cases = res["cases"]
     if any("shapiq" in c for c in cases):
         header = (
@@ -513,13 +459,6 @@ def print_tables(res: dict) -> None:
                     f"{r['rel_rmse']:>9.1e} {r['max_abs_err']:>9.1e} {r['efficiency_err']:>8.1e}"
                 )
         print("(x exact = time per row / ours exact; rel RMSE = RMSE / RMS of the exact values)")
-    if "gpu" in res:
-        g = res["gpu"]
-        print(
-            f"\ncuda vs cpu (n_train={g['n_train']}, d={g['d']}): cpu {g['cpu']['wall_s_per_row'] * 1e3:.3f} ms/row "
-            f"({g['rows_cpu']} rows), cuda {g['cuda']['wall_s_per_row'] * 1e3:.4f} ms/row ({g['rows_cuda']} rows), "
-            f"ratio {g['speedup_cpu_over_cuda']:.1f}x, max|cuda-cpu| {g['max_abs_diff_cuda_vs_cpu']:.1e}"
-        )
 
 
 def main() -> int:
@@ -544,21 +483,15 @@ def main() -> int:
                 "n_bg",
                 "perm_factor",
                 "sections",
-                "device",
                 "quick",
             )
         },
         "targets": {
             "speedup_shapiq_over_ours_at_d200": SPEED_TARGET,
             "max_abs_diff_vs_shapiq": AGREEMENT_TARGET,
-            "speedup_cpu_over_cuda": GPU_TARGET,
         },
         "cases": [],
     }
-    if "gpu" in args.sections:
-        res["setup"].update(
-            gpu_n_train=args.gpu_n_train, gpu_d=args.gpu_d, gpu_rows=args.gpu_rows, gpu_cpu_rows=args.gpu_cpu_rows
-        )
 
     # warm-up of every numba kernel used below (cache load or compilation), excluded from timings
     rng = np.random.default_rng(0)
@@ -587,11 +520,6 @@ def main() -> int:
             case["peers"] = peers_case(problem, args)
             write_json(res, args.output)
 
-    if "gpu" in args.sections:
-        print(f"\n--- cuda vs cpu: n_train={args.gpu_n_train}, d={args.gpu_d}, {args.gpu_rows} rows")
-        res["gpu"] = gpu_case(args)
-        write_json(res, args.output)
-
     shapiq_cases = [c for c in res["cases"] if "shapiq" in c]
     met: dict = {}
     if shapiq_cases:
@@ -599,8 +527,6 @@ def main() -> int:
         if at_200:
             met["speed_at_d200"] = at_200[0]["shapiq"]["ours"]["auto"]["speedup_shapiq_over_ours_wall"] >= SPEED_TARGET
         met["agreement"] = all(c["shapiq"]["agreement_ok"] for c in shapiq_cases)
-    if "gpu" in res:
-        met["cuda"] = res["gpu"]["target_met"]
     res["targets_met"] = met
     res["env_end"] = {"loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
     res["env_start"]["numba_threading_layer"] = env_info()["numba_threading_layer"]
