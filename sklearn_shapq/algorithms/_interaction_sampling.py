@@ -354,7 +354,9 @@ def sampled_pair_interactions(
     values = game.grid(games_device, backend.to_device(masks))  # (B, 2 C + 2n, k)
     masks_float = backend.to_device(masks.astype(np.float64))
     singles = values[:, :d] - empty[:, None, :]  # v({u}) − v(∅)
-    surrogate, surrogate_full, surrogate_pairs = _border_surrogate(values, empty, full, masks_float, border, n_low, xp)
+    surrogate, surrogate_full, surrogate_pairs = _border_surrogate(
+        values, singles, empty, full, masks_float, border, n_low, xp
+    )
     residual = values - surrogate
     full_residual = full - surrogate_full
 
@@ -396,15 +398,14 @@ def sampled_pair_interactions(
 
 
 def _border_surrogate(
-    values: Any, empty: Any, full: Any, masks_float: Any, border: int, n_low: int, xp: Any
+    values: Any, singles: Any, empty: Any, full: Any, masks_float: Any, border: int, n_low: int, xp: Any
 ) -> tuple[Any, Any, Any]:
     """Return g at every evaluated coalition (B, C, k), g(N) (B, k) and g's pairs (B, d, d, k), None if additive.
 
     g is fixed by the enumerated sizes (module docstring): additive for ``border`` 1, of order 2
-    (minmod of the bottom and top pair derivatives) from 2.
+    (minmod of the bottom and top pair derivatives) from 2. ``singles`` are v({u}) − v(∅) (B, d, k).
     """
     d = masks_float.shape[2]
-    singles = values[:, :d] - empty[:, None, :]  # v({u}) − v(∅)
     lasts = full[:, None, :] - values[:, n_low : n_low + d]  # v(N) − v(N ∖ {u})
     slopes = 0.5 * (singles + lasts)
     surrogate = empty[:, None, :] + xp.matmul(masks_float, slopes)

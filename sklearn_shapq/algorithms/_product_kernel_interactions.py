@@ -28,9 +28,19 @@ _CODE_CHUNK = 1 << 16
 
 
 def check_interaction_index(index: Any) -> str:
-    """Return ``index`` if it is one of :data:`INTERACTION_INDICES`; else raise a ValueError naming it."""
+    """Return ``index`` if it is one of :data:`INTERACTION_INDICES`; else raise a ValueError naming it.
+
+    Examples
+    --------
+    >>> check_interaction_index("stii")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'index' parameter must be one of ('shap', 'k-SII', 'SII', 'STII'); got 'stii'. Did you mean 'STII'?
+    """
     if not isinstance(index, str) or index not in INTERACTION_INDICES:
-        raise ValueError(f"The 'index' parameter must be one of {INTERACTION_INDICES}; got {index!r}.")
+        spelled = [name for name in INTERACTION_INDICES if isinstance(index, str) and name.lower() == index.lower()]
+        hint = f" Did you mean {spelled[0]!r}?" if spelled else ""
+        raise ValueError(f"The 'index' parameter must be one of {INTERACTION_INDICES}; got {index!r}.{hint}")
     return index
 
 

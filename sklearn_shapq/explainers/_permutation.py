@@ -415,8 +415,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
               it; the diagonal and the upper triangle sum to the output minus the base value.
 
             φ are the exact Shapley values when the pairs are enumerated, else those of
-            :meth:`explain` (computed in the same call, with its own budget and draws), so that the
-            rows of "shap" sum to :meth:`explain`'s values exactly.
+            :meth:`explain` (computed in the same call, with its own budget and draws): the rows of
+            "shap" sum to :meth:`explain`'s values exactly when the pairs are sampled, and to the
+            exact values when they are enumerated (which :meth:`explain` samples unless its own
+            ``max_evals`` reaches 2^p).
         max_evals : int or "auto", default="auto"
             Evaluations of the value function per row (each costs N model rows, as for
             :meth:`explain`) spent on the pairs: 2^p when that fits, else 2 + 2 Σ_{s≤k} C(p, s)

@@ -334,11 +334,12 @@ def test_several_outputs_with_the_regression_match_one_output_at_a_time():
         np.testing.assert_allclose(both.error_std[..., output], alone.error_std, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("index", ["shapley", "sii", None])
-def test_a_bad_index_is_refused_by_name(problem, index):
+@pytest.mark.parametrize(("index", "hint"), [("shapley", ""), ("sii", "Did you mean 'SII'"), (None, "")])
+def test_a_bad_index_is_refused_by_name(problem, index, hint):
     f, background, rows = problem
-    with pytest.raises(ValueError, match="index"):
+    with pytest.raises(ValueError, match="index") as refused:
         fitted(f, background).explain_interactions(rows, index=index)
+    assert hint in str(refused.value) and ("Did you mean" in str(refused.value)) == bool(hint)
 
 
 @pytest.mark.parametrize("max_evals", [10, 2.5, "many"])
