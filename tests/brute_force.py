@@ -1,7 +1,7 @@
 """Independent oracles: interventional games and Shapley values by direct enumeration."""
 
 from itertools import combinations
-from math import factorial
+from math import comb, factorial
 
 import numpy as np
 import pandas as pd
@@ -62,3 +62,32 @@ def interventional_frame_value(predict, x, background, coalition):
         column = background.columns[j]
         rows[column] = pd.Series([x[column].iloc[0]] * len(rows), index=rows.index, dtype=background[column].dtype)
     return np.asarray(predict(rows), dtype=float).mean(axis=0)
+
+
+def faith_interactions(table):
+    """Order-2 Faith-Shap (FSII) from v of all coalitions, by its definition: a weighted least squares.
+
+    ``table`` (2^d, k), code bit j = player j. The polynomial b + Σ_i a_i x_i + Σ_{i<j} a_ij x_i x_j
+    closest to v under the Shapley kernel's weights (d − 1) / (C(d, s) s (d − s)), with v(∅) and
+    v(N) matched exactly (the constraints of a KKT system). Returns the (d, d, k) matrix: a_ij off
+    the diagonal, a_i on it.
+    """
+    n_coalitions, k = table.shape
+    d = n_coalitions.bit_length() - 1
+    masks = ((np.arange(n_coalitions)[:, None] >> np.arange(d)) & 1).astype(float)
+    sizes = masks.sum(axis=1).astype(int)
+    pairs = list(combinations(range(d), 2))
+    design = np.concatenate(
+        [np.ones((n_coalitions, 1)), masks] + [masks[:, [i]] * masks[:, [j]] for i, j in pairs], axis=1
+    )
+    weights = np.array([0.0 if s in (0, d) else (d - 1) / (comb(d, s) * s * (d - s)) for s in sizes])
+    ends = design[[0, -1]]
+    n_features = design.shape[1]
+    kkt = np.block([[2 * design.T @ (weights[:, None] * design), ends.T], [ends, np.zeros((2, 2))]])
+    right = np.concatenate([2 * design.T @ (weights[:, None] * table), table[[0, -1]]])
+    coefficients = np.linalg.solve(kkt, right)[:n_features]
+    out = np.zeros((d, d, k))
+    out[np.arange(d), np.arange(d)] = coefficients[1 : d + 1]
+    for (i, j), row in zip(pairs, coefficients[d + 1 :], strict=True):
+        out[i, j] = out[j, i] = row
+    return out

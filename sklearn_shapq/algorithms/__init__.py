@@ -25,8 +25,11 @@ from sklearn_shapq.algorithms._moments import RunningMoments, satterthwaite_dof
 from sklearn_shapq.algorithms._owen import OwenAlgorithm, OwenHalvedAlgorithm, owen_plan, owen_units
 from sklearn_shapq.algorithms._permutation_walk import walk_gains, walk_units
 from sklearn_shapq.algorithms._product_kernel_interactions import (
+    EXACT_ONLY_INDICES,
     INTERACTION_INDICES,
+    MAX_FSII_PLAYERS,
     check_interaction_index,
+    check_product_kernel_players,
     enumerated_interactions,
     interaction_matrix,
     interactions_from_table,
@@ -51,7 +54,9 @@ from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm
 
 __all__ = [
     "BackgroundPartsMerge",
+    "EXACT_ONLY_INDICES",
     "INTERACTION_INDICES",
+    "MAX_FSII_PLAYERS",
     "PAIR_INDICES",
     "PRODUCT_KERNEL_ALGORITHMS",
     "SHAPLEY_ALGORITHMS",
@@ -74,6 +79,7 @@ __all__ = [
     "UnitSamples",
     "binary_precision",
     "check_interaction_index",
+    "check_product_kernel_players",
     "cmcs_coalition_probability",
     "cmcs_coalitions",
     "combine_units",

@@ -9,10 +9,18 @@ Indices (p players, rows of the matrix sum as stated):
 - "SII" (Grabisch and Roubens 1999): SII_ij off the diagonal, the SII of the singleton, φ_i, on it.
 - "STII" (Shapley–Taylor of order 2, Sundararajan et al. 2020): STII_ij off the diagonal, the
   Möbius singletons v({i}) − v(∅) on it; the diagonal and upper triangle sum to v(N) − v(∅).
+- "FSII" (Faith-Shap of order 2, Tsai et al. 2023): the coefficients of the order-2 polynomial in
+  the players' indicators closest to v in the Shapley kernel's weights, v(∅) and v(N) matched:
+  pairs off the diagonal, singletons on it; the diagonal and upper triangle sum to v(N) − v(∅).
+  From the Möbius transform m (their Theorem 19, checked against the weighted least squares in the
+  tests): FSII_ij = m(ij) + ½ Σ_{T⊋ij} C(t−1, 2) / C(t+1, 4) m(T) and
+  FSII_i = m(i) − ⅔ Σ_{T∋i, t≥3} C(t−1, 2) / C(t+1, 3) m(T), t = |T|. No closed form of the
+  product-kernel games is known: they are enumerated, up to :data:`MAX_FSII_PLAYERS` players.
 """
 
 from __future__ import annotations
 
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -22,8 +30,12 @@ from sklearn_shapq.backends import pair_interactions_array, pair_interactions_th
 from sklearn_shapq.games import coalition_masks
 from sklearn_shapq.samplers import single_threaded_blas
 
-INTERACTION_INDICES = ("shap", "k-SII", "SII", "STII")
+INTERACTION_INDICES = ("shap", "k-SII", "SII", "STII", "FSII")
 """The ``index`` options of :func:`product_kernel_interactions`."""
+EXACT_ONLY_INDICES = ("FSII",)
+"""Indices computed only from all 2^p coalitions (no closed form, no unbiased estimator here)."""
+MAX_FSII_PLAYERS = 16
+"""The most players whose FSII a product-kernel game gives, by enumerating its 2^p coalitions."""
 _CODE_CHUNK = 1 << 16
 
 
@@ -32,10 +44,10 @@ def check_interaction_index(index: Any) -> str:
 
     Examples
     --------
-    >>> check_interaction_index("stii")
+    >>> check_interaction_index("stii")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: The 'index' parameter must be one of ('shap', 'k-SII', 'SII', 'STII'); got 'stii'. Did you mean 'STII'?
+    ValueError: The 'index' parameter must be one of (...); got 'stii'. Did you mean 'STII'?
     """
     if not isinstance(index, str) or index not in INTERACTION_INDICES:
         spelled = [name for name in INTERACTION_INDICES if isinstance(index, str) and name.lower() == index.lower()]
@@ -44,11 +56,27 @@ def check_interaction_index(index: Any) -> str:
     return index
 
 
+def check_product_kernel_players(index: str, n_players: int) -> None:
+    """Refuse an index of :data:`EXACT_ONLY_INDICES` of more than :data:`MAX_FSII_PLAYERS` players.
+
+    Examples
+    --------
+    >>> check_product_kernel_players("FSII", 16)
+    >>> check_product_kernel_players("shap", 100)
+    """
+    if index in EXACT_ONLY_INDICES and n_players > MAX_FSII_PLAYERS:
+        raise ValueError(
+            f"index={index!r} enumerates the 2^p coalitions of a product-kernel game, up to p = {MAX_FSII_PLAYERS} "
+            f"players; these rows have {n_players}. Use 'shap', 'k-SII', 'SII' or 'STII' (exact at any p), or "
+            "feature_groups= to explain fewer players."
+        )
+
+
 def interaction_matrix(pairs: Any, singles: Any, index: str, xp: Any = np) -> Any:
     """Assemble the (B, p, p, k) matrix of ``index`` from pairs (zero diagonal) and singletons (B, p, k).
 
     ``pairs`` are SII and ``singles`` the Shapley values for "shap", "k-SII" and "SII"; STII and
-    v({i}) − v(∅) for "STII".
+    v({i}) − v(∅) for "STII"; FSII's pairs and singletons for "FSII".
 
     Examples
     --------
@@ -66,7 +94,7 @@ def interaction_matrix(pairs: Any, singles: Any, index: str, xp: Any = np) -> An
     elif index == "k-SII":
         out = pairs.copy()
         out[:, diagonal, diagonal] = singles - out.sum(axis=2) / 2.0
-    else:  # "SII", "STII": the singletons themselves
+    else:  # "SII", "STII", "FSII": the singletons themselves
         out = pairs.copy()
         out[:, diagonal, diagonal] = singles
     return out
@@ -76,7 +104,7 @@ def interactions_from_table(table: Any, index: str, xp: Any = np) -> tuple[Any, 
     """Pairs and singletons of ``index`` from the values of all 2^p coalitions (B, 2^p, k), by the Möbius transform.
 
     SII_ij = Σ_{T⊇ij} m(T) / (|T| − 1), STII_ij = Σ_{T⊇ij} 2 m(T) / (|T| (|T| − 1)),
-    φ_i = Σ_{T∋i} m(T) / |T|, v({i}) − v(∅) = m({i}).
+    φ_i = Σ_{T∋i} m(T) / |T|, v({i}) − v(∅) = m({i}); FSII as in the module docstring.
     """
     n_rows, n_coalitions, k = table.shape
     p = n_coalitions.bit_length() - 1
@@ -90,6 +118,10 @@ def interactions_from_table(table: Any, index: str, xp: Any = np) -> tuple[Any, 
     if index == "STII":
         pair_weight = xp.where(sizes >= 2, 2.0 / (present * xp.maximum(sizes - 1.0, 1.0)), 0.0)
         singles = moebius[:, xp.asarray(1 << np.arange(p))]  # m({i}) = v({i}) − v(∅)
+    elif index == "FSII":
+        pair_weight, single_weight = (xp.asarray(w) for w in _faith_weights(p))
+        singles = xp.einsum("cp,bck->bpk", masks, moebius * single_weight[sizes.astype(xp.int64)][None, :, None])
+        pair_weight = pair_weight[sizes.astype(xp.int64)]
     else:
         pair_weight = xp.where(sizes >= 2, 1.0 / xp.maximum(sizes - 1.0, 1.0), 0.0)
         singles = xp.einsum("cp,bck->bpk", masks, moebius / present[None, :, None])
@@ -97,6 +129,24 @@ def interactions_from_table(table: Any, index: str, xp: Any = np) -> tuple[Any, 
     diagonal = xp.arange(p)
     pairs[:, diagonal, diagonal] = 0.0
     return pairs, singles
+
+
+def _faith_weights(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """FSII's weights of m(T) by |T| = 0 … p: in a pair's sum (T ⊇ ij) and in a singleton's (T ∋ i).
+
+    Examples
+    --------
+    >>> pair, single = _faith_weights(4)
+    >>> pair.round(4).tolist(), single.round(4).tolist()
+    ([0.0, 0.0, 1.0, 0.5, 0.3], [0.0, 1.0, 0.0, -0.1667, -0.2])
+    """
+    pair, single = np.zeros(p + 1), np.zeros(p + 1)
+    single[1 : min(p, 1) + 1] = 1.0  # m({i}) itself
+    pair[2 : min(p, 2) + 1] = 1.0  # m({i, j}) itself
+    for t in range(3, p + 1):  # the larger coalitions' share
+        pair[t] = 0.5 * comb(t - 1, 2) / comb(t + 1, 4)
+        single[t] = -2.0 / 3.0 * comb(t - 1, 2) / comb(t + 1, 3)
+    return pair, single
 
 
 def enumerated_interactions(
@@ -145,11 +195,12 @@ def product_kernel_interactions(game: Any, games: Any, index: str = "shap", algo
     game : ProductKernelGame
     games : int array of shape (B,)
         Which explained rows of the game.
-    index : {"shap", "k-SII", "SII", "STII"}, default="shap"
+    index : {"shap", "k-SII", "SII", "STII", "FSII"}, default="shap"
         The convention (module docstring).
     algorithm : {"quadrature", "prefix_suffix", "brute_force"}, default="quadrature"
         "brute_force" enumerates the 2^p coalitions (the oracle); the others run the exact
         Gauss–Legendre form of the backends, O(n L p³) per row (n anchors, L references).
+        "FSII" is always enumerated (at most :data:`MAX_FSII_PLAYERS` players).
 
     Returns
     -------
@@ -159,7 +210,8 @@ def product_kernel_interactions(game: Any, games: Any, index: str = "shap", algo
     backend = game.backend
     xp = backend.xp
     pair_index = "stii" if index == "STII" else "sii"
-    if algorithm == "brute_force":
+    check_product_kernel_players(index, game.n_players)
+    if algorithm == "brute_force" or index in EXACT_ONLY_INDICES:
         pairs, singles = enumerated_interactions(game, games, index)
         return interaction_matrix(pairs, singles, index, xp)
     x = game.x[backend.to_device(games)]

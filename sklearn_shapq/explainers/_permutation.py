@@ -32,6 +32,7 @@ from sklearn_shapq._validation import (
     renamed_parameter,
 )
 from sklearn_shapq.algorithms import (
+    EXACT_ONLY_INDICES,
     SHAPLEY_ALGORITHMS,
     BackgroundPartsMerge,
     ShapleyAlgorithm,
@@ -95,6 +96,27 @@ def _interaction_budget(max_evals: Any, n_players: int) -> int:
             f"(2^p to enumerate, else 2p + 6)."
         )
     return int(max_evals)
+
+
+def _check_enumerable(index: str, max_evals: Any, n_players: int) -> None:
+    """Refuse a bad ``max_evals``, and an index given only by enumeration whose 2^p coalitions it does not reach.
+
+    Examples
+    --------
+    >>> _check_enumerable("FSII", 64, 6)
+    >>> _check_enumerable("FSII", 63, 6)
+    Traceback (most recent call last):
+    ...
+    ValueError: index='FSII' is computed from all 2^p coalitions: max_evals must reach 2^6 = 64 (got 63).
+    """
+    budget = _interaction_budget(max_evals, n_players)
+    if index in EXACT_ONLY_INDICES and (n_players > MAX_ENUMERATED_PLAYERS or budget < 2**n_players):
+        too_many = n_players > MAX_ENUMERATED_PLAYERS
+        most = f" At most {MAX_ENUMERATED_PLAYERS} players are enumerated." if too_many else ""
+        raise ValueError(
+            f"index={index!r} is computed from all 2^p coalitions: max_evals must reach 2^{n_players} = "
+            f"{2**n_players} (got {budget}).{most}"
+        )
 
 
 class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
@@ -413,6 +435,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             - "SII": SII_ij off the diagonal, φ_i on it; not efficient.
             - "STII": Shapley–Taylor of order 2, STII_ij off the diagonal and v({i}) − v(∅) on
               it; the diagonal and the upper triangle sum to the output minus the base value.
+            - "FSII": Faith-Shap of order 2, the pairs and singletons of the order-2 polynomial
+              closest to the game in the Shapley kernel's weights; the diagonal and the upper
+              triangle sum to the output minus the base value. Enumerated only: ``max_evals``
+              must reach 2^p (no unbiased estimator of it is known).
 
             φ are the exact Shapley values when the pairs are enumerated, else those of
             :meth:`explain` (computed in the same call, with its own budget and draws): the rows of
@@ -436,7 +462,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            An ``index`` not listed above, or a ``max_evals`` below min(2^p, 2p + 6).
+            An ``index`` not listed above, a ``max_evals`` below min(2^p, 2p + 6), or "FSII"
+            with ``max_evals`` below 2^p.
 
         Examples
         --------
@@ -459,8 +486,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_interaction_index(index)
         self._check_unchanged()
+        _check_enumerable(index, max_evals, self.feature_groups_.n_players)  # refused now, not on dask's workers
         if is_dask_collection(X):
-            _interaction_budget(max_evals, self.feature_groups_.n_players)  # refused now, not on the workers
             return lazy_interactions(self, X, index=index, max_evals=max_evals)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)

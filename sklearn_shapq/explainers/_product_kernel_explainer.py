@@ -30,8 +30,10 @@ from sklearn_shapq._validation import (
     renamed_parameter,
 )
 from sklearn_shapq.algorithms import (
+    EXACT_ONLY_INDICES,
     PRODUCT_KERNEL_ALGORITHMS,
     check_interaction_index,
+    check_product_kernel_players,
     product_kernel_interactions,
     product_kernel_shapley,
     resolve_product_kernel_algorithm,
@@ -403,6 +405,11 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
             - "SII": SII_ij off the diagonal, φ_i (the SII of a singleton) on it; not efficient.
             - "STII": Shapley–Taylor of order 2, STII_ij off the diagonal and v({i}) − v(∅) on
               it; the diagonal and the upper triangle sum to the output minus the base value.
+            - "FSII": Faith-Shap of order 2, the pairs and singletons of the order-2 polynomial
+              closest to the game in the Shapley kernel's weights; the diagonal and the upper
+              triangle sum to the output minus the base value. No closed form is known: the 2^p
+              coalitions are enumerated, up to 16 players
+              (:data:`~sklearn_shapq.algorithms.MAX_FSII_PLAYERS`).
 
         Returns
         -------
@@ -413,7 +420,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            An ``index`` not listed above.
+            An ``index`` not listed above, or "FSII" of more than 16 players.
 
         Examples
         --------
@@ -433,6 +440,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_interaction_index(index)
         self._check_model_unchanged()
+        check_product_kernel_players(index, self.feature_groups_.n_players)
         if is_dask_collection(X):
             return lazy_interactions(self, X, index=index)
         start_time = time.perf_counter()
@@ -441,7 +449,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         groups = self.feature_groups_
         p, k = groups.n_players, self.n_outputs_
         row_bytes = 8 * (self.n_features_in_ + 4 * p * p * k)
-        if self.algorithm_ == "brute_force":
+        if self.algorithm_ == "brute_force" or index in EXACT_ONLY_INDICES:
             row_bytes += 8 * (3 * k + p) * 2**p
         step = get_chunk_n_rows(row_bytes, max_n_rows=max(_MIN_INTERACTION_ROWS, -(-n_rows // 100)))
         backend = resolve_backend(self.device_)

@@ -11,7 +11,7 @@ from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.algorithms import border_evals, minimum_pair_evals, pair_design
 from sklearn_shapq.algorithms._interaction_sampling import MIN_UNITS
 
-from brute_force import interventional_frame_value, interventional_value, random_polynomial_model
+from brute_force import faith_interactions, interventional_frame_value, interventional_value, random_polynomial_model
 from table_helpers import census_pipeline, people
 
 D = 6
@@ -123,6 +123,32 @@ def test_enumeration_of_several_outputs_and_groups(problem):
     expected = np.array([brute_force_matrix(lambda s, x=x: group_value(x, s), 3, "STII")[..., 0] for x in rows])
     np.testing.assert_allclose(grouped.values, expected, atol=1e-10)
     assert grouped.feature_names == ["a", "b", "c"]
+
+
+def test_fsii_is_the_weighted_least_squares_fit_and_efficient(problem):
+    f, background, rows = problem
+
+    def two(Z):
+        return np.stack([f(Z), np.tanh(Z[:, 0] * Z[:, 3])], axis=1)
+
+    explanation = fitted(two, background).explain_interactions(rows, index="FSII", max_evals=2**D)
+    codes = np.arange(2**D)
+    for x, values in zip(rows, explanation.values, strict=True):
+        table = np.array(
+            [interventional_value(two, x, background, np.flatnonzero(c >> np.arange(D) & 1)) for c in codes]
+        )
+        np.testing.assert_allclose(values, faith_interactions(table), atol=1e-10)
+        upper = values[np.triu_indices(D)].sum(axis=0)  # singletons and each pair once
+        np.testing.assert_allclose(upper, table[-1] - table[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("rows_kind", ["array", "dask"])
+def test_fsii_below_the_enumerating_budget_is_refused_naming_max_evals(problem, rows_kind):
+    f, background, rows = problem
+    if rows_kind == "dask":
+        rows = pytest.importorskip("dask.array").from_array(rows, chunks=2)
+    with pytest.raises(ValueError, match=r"max_evals must reach 2\^6 = 64 \(got 63\)"):
+        fitted(f, background).explain_interactions(rows, index="FSII", max_evals=63)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,10 +13,12 @@ from sklearn.svm import SVC, SVR
 
 from sklearn_shapq import ProductKernelShapExplainer
 
+from brute_force import faith_interactions
+
 matplotlib.use("Agg")
 
 D = 6
-INDICES = ("shap", "k-SII", "SII", "STII")
+INDICES = ("shap", "k-SII", "SII", "STII", "FSII")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,9 @@ def coalition_values(value, d):
 
 
 def brute_force_matrix(table, index):
-    """The (d, d, k) matrix of ``index`` from v of all coalitions, by the definitions of SII, STII and φ."""
+    """The (d, d, k) matrix of ``index`` from v of all coalitions, by the definitions of SII, STII, φ and FSII."""
+    if index == "FSII":
+        return faith_interactions(table)
     n_coalitions, k = table.shape
     d = n_coalitions.bit_length() - 1
     codes = np.arange(n_coalitions)
@@ -303,3 +307,12 @@ def test_cuda_equals_cpu(data, value_function):
             rtol=1e-10,
             atol=1e-12,
         )
+
+
+def test_fsii_of_more_than_sixteen_players_is_refused_before_any_work():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 17))
+    explainer = ProductKernelShapExplainer(SVR().fit(X, X[:, 0]), progress=False).fit(X)
+    with pytest.raises(ValueError, match="up to p = 16 players; these rows have 17"):
+        explainer.explain_interactions(X[:2], index="FSII")
+    assert explainer.explain_interactions(X[:1], index="STII").values.shape == (1, 17, 17)
