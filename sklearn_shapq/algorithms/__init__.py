@@ -16,6 +16,7 @@ from sklearn_shapq.algorithms._interaction_sampling import (
     minimum_pair_evals,
     pair_design,
     regression_adjusted,
+    regression_players,
     sampled_pair_bytes,
     sampled_pair_interactions,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "product_kernel_shapley",
     "ratio_precision",
     "regression_adjusted",
+    "regression_players",
     "sampled_pair_bytes",
     "sampled_pair_interactions",
     "satterthwaite_dof",

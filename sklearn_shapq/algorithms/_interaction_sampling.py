@@ -37,13 +37,17 @@ The estimator (:func:`sampled_pair_interactions`):
   unit's term Z = ½ [r(T) γ(T) + r(N∖T) γ(N∖T)] / q(T) has expectation Σ_{middle T} γ r
   exactly. The units of a game are i.i.d., so the standard error of their mean is the sample
   standard deviation / √n, with n − 1 degrees of freedom.
-- Regression adjustment (d ≤ :data:`MAX_REGRESSION_PLAYERS`, n ≥ :data:`MIN_UNITS`): the units are
+- Regression adjustment (n ≥ :data:`MIN_UNITS`; :func:`regression_players`): the units are
   split into :data:`FOLDS` folds; for each, an order-2 polynomial h_f is fitted by ridge regression
   to r at the enumerated coalitions and at the other folds' units, the middle sizes' share of h_f's
   pairs is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
-  estimate that of r − h_f. h_f never sees the fold's draws, so each fold is unbiased; the folds
-  are averaged, variance Σ_f Var_f / (K² n_f) widened by :data:`REGRESSION_STDERR_WIDENING` (the
-  fits vary with the other folds' draws), with n − K degrees of freedom.
+  estimate that of r − h_f. h_f has every main effect and the pairs of m players: all d where
+  1 + d + d (d − 1) / 2 coefficients fit in the evaluations and in :data:`MAX_REGRESSION_FEATURES`,
+  else the m with the largest slopes |β_u| (fixed by the enumerated borders, which are exact, so
+  the choice is no draw and the estimate stays unbiased); the other pairs are left to the units.
+  h_f never sees the fold's draws, so each fold is unbiased; the folds are averaged, variance
+  Σ_f Var_f / (K² n_f) widened by :data:`REGRESSION_STDERR_WIDENING` (the fits vary with the other
+  folds' draws), with n − K degrees of freedom.
 - For SII the row sums Σ_{j≠i} SII_ij = (v(N) − v(N∖{i})) − (v({i}) − v(∅)) depend on the borders
   alone, and the estimate's row sums are exact (each term beyond sizes 0, 1, d − 1 and d sums to
   zero along a row).
@@ -73,9 +77,9 @@ test game); :func:`pair_design` enumerates another border size only while this m
 (a larger border without the regression lost to a smaller one with it).
 """
 
-MAX_REGRESSION_PLAYERS = 32
-"""Up to this many players the middle sizes are regression-adjusted (an order-2 fit of
-1 + d + d (d − 1) / 2 coefficients per game and fold; 529 at d = 32)."""
+MAX_REGRESSION_FEATURES = 529
+"""Most coefficients of the regression's order-2 fit per game and fold (all pairs at d = 32):
+1 + d main terms and the pairs of the players it selects (:func:`regression_players`)."""
 
 RIDGE_PER_ROW = 3e-4
 """Ridge penalty of the order-2 fit, per fitted coalition (features are 0/1): of 1e-3, 3e-4 and 1e-4
@@ -157,9 +161,34 @@ def border_evals(border: int, n_players: int) -> int:
     return 2 + 2 * sum(math.comb(n_players, s) for s in range(1, border + 1))
 
 
+def regression_players(n_players: int, n_units: int) -> int:
+    """Return m, the players whose pairs the cross-fitted regression fits (0: no regression).
+
+    The fit has 1 + d + m (m − 1) / 2 coefficients, at most :data:`MAX_REGRESSION_FEATURES`: m = d
+    where all pairs fit (d ≤ 32), else the largest m that does (at least 2), given at least
+    :data:`MIN_UNITS` units. The ridge keeps a fit of more coefficients than evaluations stable, and
+    it did better so: at d = 30 with 10d evaluations, all 435 pairs had 0.87x the error of the
+    pairs of the 23 players that as many coefficients as evaluations allow
+    (``benchmarks/bench_interactions.py --wide``).
+
+    Examples
+    --------
+    >>> regression_players(10, 39), regression_players(30, 119), regression_players(100, 399)
+    (10, 30, 29)
+    >>> regression_players(10, 15)  # too few units
+    0
+    """
+    d = n_players
+    room = MAX_REGRESSION_FEATURES - 1 - d
+    if n_units < MIN_UNITS or room < 1:
+        return 0
+    m = int((1 + math.isqrt(1 + 8 * room)) // 2)  # the largest m with m (m − 1) / 2 <= room
+    return min(m, d)
+
+
 def regression_adjusted(n_players: int, n_units: int) -> bool:
     """Whether :func:`sampled_pair_interactions` adjusts the middle sizes by the cross-fitted regression."""
-    return n_players <= MAX_REGRESSION_PLAYERS and n_units >= MIN_UNITS
+    return regression_players(n_players, n_units) > 0
 
 
 def sampled_pair_bytes(n_players: int, border: int, n_units: int, n_outputs: int) -> int:
@@ -173,9 +202,10 @@ def sampled_pair_bytes(n_players: int, border: int, n_units: int, n_outputs: int
     d, k = n_players, n_outputs
     coalitions = border_evals(border, d) + 2 * n_units
     total = 8 * coalitions * (2 * d + 4 * k + d * k) + 64 * d * d * k
-    if regression_adjusted(d, n_units):  # the units' features, a fold's copy, the systems
-        n_features = 1 + d + d * (d - 1) // 2
-        total += 8 * (4 * n_units * n_features + 3 * n_features * n_features)
+    m = regression_players(d, n_units)
+    if m:  # the units' and the enumerated coalitions' features, a fold's copy, the systems
+        n_features = 1 + d + m * (m - 1) // 2
+        total += 8 * ((4 * n_units + coalitions) * n_features + 3 * n_features * n_features)
     return total
 
 
@@ -293,8 +323,8 @@ def sampled_pair_interactions(
     Costs :func:`border_evals` (the enumerated sizes, v(∅) and v(N) included) and 2 ``n_units``
     evaluations per game (module docstring: the enumerated borders, the surrogate fixed by them,
     complementary units of uniform size in the middle, the cross-fitted regression where
-    :func:`regression_adjusted`: :data:`FOLDS` ridge solves of 1 + d + d (d − 1) / 2 coefficients
-    per game).
+    :func:`regression_adjusted`: :data:`FOLDS` ridge solves of 1 + d + m (m − 1) / 2 coefficients
+    per game, m from :func:`regression_players`).
 
     Parameters
     ----------
@@ -374,9 +404,11 @@ def sampled_pair_interactions(
         unit_sizes,
         border,
     )
-    if regression_adjusted(d, n_units):
+    n_selected = regression_players(d, n_units)
+    if n_selected:
+        selected = None if n_selected == d else _largest_slopes(values, singles, full, n_low, n_selected, xp)
         middle, variance, row_variance = _cross_fitted_middle(
-            units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp
+            units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp, selected
         )
         dof = n_units - float(FOLDS)
     else:
@@ -423,6 +455,18 @@ def _border_surrogate(
     surrogate = surrogate + xp.matmul(masks_float, correction) + _quadratic(masks_float, pairs, xp)
     surrogate_full = surrogate_full + correction.sum(axis=1) + 0.5 * pairs.sum(axis=(1, 2))
     return surrogate, surrogate_full, pairs
+
+
+def _largest_slopes(values: Any, singles: Any, full: Any, n_low: int, m: int, xp: Any) -> Any:
+    """Return the m players (B, m), ascending, of the largest slopes Σ_k |β_u| of each game (ties: lower index).
+
+    β_u = ½ [(v({u}) − v(∅)) + (v(N) − v(N ∖ {u}))], from the enumerated borders: exact values, so
+    the choice is the same whatever the draws.
+    """
+    d = singles.shape[1]
+    lasts = full[:, None, :] - values[:, n_low : n_low + d]
+    size = abs(0.5 * (singles + lasts)).sum(axis=2)
+    return xp.sort(xp.argsort(-size, axis=1, kind="stable")[:, :m], axis=1)
 
 
 def _quadratic(masks_float: Any, pairs: Any, xp: Any) -> Any:
@@ -500,11 +544,22 @@ def _unit_moments(
     return mean, variance, row_units.var(axis=1, ddof=1) / n
 
 
-def _pair_features(masks_float: Any, xp: Any) -> Any:
-    """[1, x_u, x_u x_v (u < v)] of coalitions (..., C, d): (..., C, 1 + d + d (d − 1) / 2)."""
-    first, second = (xp.asarray(i) for i in np.triu_indices(masks_float.shape[-1], 1))
+def _pair_features(masks_float: Any, xp: Any, selected: Any = None) -> Any:
+    """[1, x_u, x_u x_v (u < v)] of coalitions (B, C, d) or (C, d), the pairs of ``selected`` (B, m) players only.
+
+    Returns (..., C, 1 + d + m (m − 1) / 2), m = d where ``selected`` is None; with ``selected``
+    the shape is (B, C, ...).
+    """
     ones = xp.ones(masks_float.shape[:-1] + (1,))
-    return xp.concatenate([ones, masks_float, masks_float[..., first] * masks_float[..., second]], axis=-1)
+    if selected is None:
+        members = masks_float
+    else:
+        if masks_float.ndim == 2:
+            masks_float = xp.broadcast_to(masks_float, (selected.shape[0],) + masks_float.shape)
+            ones = xp.ones(masks_float.shape[:-1] + (1,))
+        members = xp.take_along_axis(masks_float, selected[:, None, :], axis=2)
+    first, second = (xp.asarray(i) for i in np.triu_indices(members.shape[-1], 1))
+    return xp.concatenate([ones, masks_float, members[..., first] * members[..., second]], axis=-1)
 
 
 def _cross_fitted_middle(
@@ -514,8 +569,11 @@ def _cross_fitted_middle(
     full_residual: Any,
     index: str,
     xp: Any,
+    selected: Any = None,
 ) -> tuple[Any, Any, Any]:
     """Return the middle sizes' share of the residual's pairs, regression-adjusted and cross-fitted, and variances.
+
+    ``selected`` (B, m): the players whose pairs the fit has (None: all).
 
     The units are split in :data:`FOLDS` folds (unit u in fold u mod K). For each fold f, an order-2
     polynomial h_f is fitted by ridge regression to the residual at the enumerated coalitions
@@ -532,16 +590,22 @@ def _cross_fitted_middle(
     corners = np.zeros((2, d), dtype=bool)
     corners[1] = True  # ∅, N
     enumerated_float = xp.asarray(enumerated.astype(np.float64))
-    enumerated_features = _pair_features(xp.asarray(np.concatenate([enumerated, corners]).astype(np.float64)), xp)
+    enumerated_features = _pair_features(
+        xp.asarray(np.concatenate([enumerated, corners]).astype(np.float64)), xp, selected
+    )  # (E, F), the same for every game, or (B, E, F) with a selection
     enumerated_targets = xp.concatenate(
         [enumerated_residual, xp.zeros((n_games, 1, n_outputs)), full_residual[:, None, :]], axis=1
     )
-    shared = enumerated_features.T @ enumerated_features  # the same for every game
-    shared_rhs = xp.matmul(enumerated_features.T[None], enumerated_targets)
-    inside_features = _pair_features(units.x, xp)
-    outside_features = _pair_features(1.0 - units.x, xp)
-    n_features = enumerated_features.shape[1]
-    first, second = (xp.asarray(i) for i in np.triu_indices(d, 1))
+    enumerated_transposed = xp.swapaxes(enumerated_features, -1, -2)
+    shared = xp.matmul(enumerated_transposed, enumerated_features)
+    shared_rhs = xp.matmul(enumerated_transposed, enumerated_targets)
+    inside_features = _pair_features(units.x, xp, selected)
+    outside_features = _pair_features(1.0 - units.x, xp, selected)
+    n_features = enumerated_features.shape[-1]
+    rows = xp.arange(n_games)[:, None]
+    first, second = (xp.asarray(i) for i in np.triu_indices(d if selected is None else selected.shape[1], 1))
+    if selected is not None:  # each game's own pairs (B, P)
+        first, second = selected[:, first], selected[:, second]
     enumerated_batch = xp.broadcast_to(enumerated_float, (n_games,) + enumerated_float.shape)
     mean = variance = row_variance = 0.0
     grams, rights = [], []
@@ -553,14 +617,14 @@ def _cross_fitted_middle(
         rights.append(xp.matmul(features.transpose(0, 2, 1), targets))
     all_grams, all_rights = sum(grams), sum(rights)
     for fold in range(FOLDS):
-        n_rows = enumerated_features.shape[0] + 2 * (n_units - len(range(fold, n_units, FOLDS)))
-        system = shared[None] + all_grams - grams[fold]
+        n_rows = enumerated_features.shape[-2] + 2 * (n_units - len(range(fold, n_units, FOLDS)))
+        system = shared + all_grams - grams[fold]
         system = system + (RIDGE_PER_ROW * n_rows) * xp.eye(n_features)[None]
         coefficients = xp.linalg.solve(system, shared_rhs + all_rights - rights[fold])
         h_pairs = xp.zeros((n_games, d, d, n_outputs))
-        h_pairs[:, first, second] = coefficients[:, 1 + d :]
-        h_pairs[:, second, first] = h_pairs[:, first, second]
-        h_enumerated = xp.matmul(enumerated_features[None], coefficients)
+        h_pairs[rows, first, second] = coefficients[:, 1 + d :]
+        h_pairs[rows, second, first] = h_pairs[rows, first, second]
+        h_enumerated = xp.matmul(enumerated_features, coefficients)
         h_middle = h_pairs - _enumerated_pairs(
             enumerated_batch,
             enumerated.sum(axis=1),

@@ -1,9 +1,17 @@
 """sampled_pair_interactions against the exact indices of table games, and on the CUDA backend's strict twin."""
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 
-from sklearn_shapq.algorithms import interactions_from_table, pair_design, sampled_pair_interactions
+from sklearn_shapq.algorithms import (
+    _interaction_sampling,
+    interactions_from_table,
+    pair_design,
+    regression_players,
+    sampled_pair_interactions,
+)
 from sklearn_shapq.algorithms._interaction_sampling import FOLDS
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
@@ -64,12 +72,62 @@ def test_the_regression_lowers_the_error_at_the_same_evaluations(table):
     assert errors[1] < errors[2]
 
 
-@pytest.mark.parametrize(("border", "n_units"), [(1, 8), (2, 13), (2, 20), (1, 30)])
-def test_the_cupy_code_path_gives_the_cpu_values(border, n_units):
+def test_the_regression_selects_the_pairs_that_fit_in_the_evaluations():
+    # 1 + d + m (m - 1) / 2 coefficients within MAX_REGRESSION_FEATURES (529: all pairs up to d = 32)
+    assert [regression_players(32, n) for n in (15, 16, 100)] == [0, 32, 32]
+    assert [regression_players(d, 100) for d in (33, 100, 300, 527, 528)] == [31, 29, 21, 2, 0]
+
+
+def test_a_regression_on_the_pairs_of_the_largest_slopes_is_unbiased(monkeypatch):
+    """Where the pairs do not all fit, the fit has those of the players of the largest slopes; the rest are sampled.
+
+    At d = 20 with the fit capped at 100 coefficients (529 in the package, where this starts at
+    d = 33): the pairs of 13 players. The game is a polynomial's baseline game at z = 0,
+    v(S) = f(x_S, 0), whose SII is known in closed form: SII_ij = c_ij x_i x_j + ½ Σ_k c_ijk x_i x_j x_k.
+    """
+    monkeypatch.setattr(_interaction_sampling, "MAX_REGRESSION_FEATURES", 100)
+    d, n_draws = 20, 1000
+    rng = np.random.default_rng(8)
+    pairs = [tuple(rng.choice(d, 2, replace=False)) for _ in range(40)]
+    triples = [tuple(rng.choice(d, 3, replace=False)) for _ in range(15)]
+    c2, c3, c1 = rng.normal(size=len(pairs)), rng.normal(size=len(triples)), rng.normal(size=d)
+
+    def model(Z):
+        out = Z @ c1
+        for c, (a, b) in zip(c2, pairs, strict=True):
+            out = out + c * Z[:, a] * Z[:, b]
+        for c, (a, b, e) in zip(c3, triples, strict=True):
+            out = out + c * Z[:, a] * Z[:, b] * Z[:, e]
+        return out
+
+    x = rng.normal(size=d)
+    exact = np.zeros((d, d))
+    for c, (a, b) in zip(c2, pairs, strict=True):
+        exact[a, b] += c * x[a] * x[b]
+    for c, triple in zip(c3, triples, strict=True):
+        for a, b in combinations(triple, 2):
+            exact[a, b] += 0.5 * c * x[triple[0]] * x[triple[1]] * x[triple[2]]
+    exact = exact + exact.T
+    backend = CpuBackend()
+    rows = np.repeat(x[None], n_draws, axis=0)
+    game = InterventionalGame(make_model_function(model, "predict", backend), np.zeros((1, d)), rows)
+    assert regression_players(d, 40) == 13
+    estimate = sampled_pair_interactions(game, np.arange(n_draws), np.arange(1, n_draws + 1, dtype=np.uint64), 40)
+    estimated = estimate.pairs[:, :, :, 0]
+    off = ~np.eye(d, dtype=bool)
+    spread = estimated.std(axis=0, ddof=1)[off]
+    error = estimated.mean(axis=0)[off] - exact[off]
+    noisy = spread > 1e-9
+    assert np.abs(error[noisy] / (spread[noisy] / np.sqrt(n_draws))).max() < 4.5
+    np.testing.assert_allclose(error[~noisy], 0.0, atol=1e-8)
+
+
+@pytest.mark.parametrize(("d", "border", "n_units"), [(8, 1, 8), (8, 2, 13), (8, 2, 20), (8, 1, 30), (34, 1, 16)])
+def test_the_cupy_code_path_gives_the_cpu_values(d, border, n_units):
     """The estimator on the numpy twins of the CUDA backend: the strict one refuses, as cupy does, any
     host array meeting a device array (an index included)."""
     rng = np.random.default_rng(6)
-    background, rows = rng.normal(size=(5, D)), rng.normal(size=(3, D))
+    background, rows = rng.normal(size=(5, d)), rng.normal(size=(3, d))
 
     def model(Z):
         return Z[:, 0] * Z[:, 1] * Z[:, 2] - abs(Z[:, 3]) * Z[:, 4] + Z[:, 5] * Z[:, 6] * Z[:, 7]
