@@ -21,8 +21,10 @@ start). Inside the subprocess:
 A second subprocess then reuses the populated cache directory (**cached_***: import, first and
 warm calls when numba's cache is on disk, as on every later start of an installed package).
 Each time is taken as wall clock (``perf_counter``) and as the process's CPU time
-(``process_time``, columns ``*_cpu``): compilation is single-threaded, so on a loaded machine its
-CPU time is the steadier figure and about the wall time on a quiet one.
+(``process_time``, columns ``*_cpu``): numba compiles one function at a time, so on a loaded machine
+CPU time is the steadier figure and about the wall time on a quiet one, except where the compilation
+overlaps the model's predictions (``CpuBackend.compile_ahead``: SVR's first call takes more CPU than wall
+time on a quiet machine, and needs the second core for it).
 
 Cases, all on ``load_diabetes`` (442 rows, 10 features), every parameter at its default apart from
 ``random_state=0`` and ``progress=False`` (passed only where the class accepts them):

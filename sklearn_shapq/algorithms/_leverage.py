@@ -227,9 +227,14 @@ class LeverageAlgorithm(ShapleyAlgorithm):
     def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any]:
         """Return the rows' coalitions (B, 2P, d), values (B, 2P, n_outputs) and v(N) − v(∅) (B, n_outputs)."""
         masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
+        game.backend.compile_ahead(*self._operations_after_evaluation())
         values = game.grid(games, masks)
         on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices
         return masks, values, game.full_value[on_device] - game.empty_value[on_device]
+
+    def _operations_after_evaluation(self) -> tuple[str, ...]:
+        """Return the backend operations that follow the model's evaluations (compiled while the model runs)."""
+        return ("paired_regression",)
 
     def _design(self, masks: Any, backend: Any) -> _Design:
         """Return the pairs' first coalitions, weights and groups (0: classes listed whole; 1 … G: the jackknife's)."""

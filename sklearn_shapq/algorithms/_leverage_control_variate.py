@@ -77,7 +77,7 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         xp = game.backend.xp
         design = self._design(masks, game.backend)
         phi, stderr, leave_out = self._regress(design, values, total)
-        if leave_out is None or self.sampled_pairs.sum() < MIN_SAMPLED_PAIRS:  # Leverage SHAP
+        if leave_out is None or not self._fits_surrogates():  # Leverage SHAP
             return self._estimate(phi, stderr)
         folds = self._surrogate_folds()
         _, _, fold_linear = self._regress(replace(design, groups=folds + 1), values, total)  # without each fold
@@ -97,6 +97,14 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         n_outputs = values.shape[2]
         phi, residual_replicates = both[..., :n_outputs], leave_out_both[..., n_outputs:]
         return self._estimate(phi + surrogate_phi, STDERR_WIDENING * jackknife_stderr(residual_replicates, xp))
+
+    def _fits_surrogates(self) -> bool:
+        """Return whether the rows have the :data:`MIN_SAMPLED_PAIRS` the control variate needs."""
+        return bool(self.sampled_pairs.sum() >= MIN_SAMPLED_PAIRS)
+
+    def _operations_after_evaluation(self) -> tuple[str, ...]:
+        """Return Leverage SHAP's regression, and the surrogates' fit where they are fitted."""
+        return ("paired_regression", "fit_oblivious_trees") if self._fits_surrogates() else ("paired_regression",)
 
     def _surrogate_folds(self) -> np.ndarray:
         """Fold of each pair in the surrogates' cross-fitting: its jackknife group modulo :data:`SURROGATE_FOLDS`."""

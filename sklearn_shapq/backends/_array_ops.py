@@ -45,6 +45,12 @@ class ArrayBackend:
         """Context in which this backend's arrays are created (the CUDA device; nothing on CPU)."""
         return nullcontext()
 
+    def compile_ahead(self, *operations: str) -> None:
+        """Announce the operations that follow the model's predictions, for a backend to compile ahead; none here.
+
+        See :meth:`CpuBackend.compile_ahead <sklearn_shapq.backends.CpuBackend.compile_ahead>`.
+        """
+
     def to_device(self, a: Any, dtype: Any = None) -> Any:
         """Return ``a`` as an array of this backend."""
         return self.xp.asarray(a, dtype=dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numba
@@ -9,8 +10,8 @@ import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
-from sklearn_shapq.backends._oblivious_fit import fit_oblivious_numba
-from sklearn_shapq.backends._paired_regression import paired_regression_numba
+from sklearn_shapq.backends._oblivious_fit import compile_fit_kernel, fit_oblivious_numba
+from sklearn_shapq.backends._paired_regression import compile_regression_kernel, paired_regression_numba
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
@@ -81,15 +82,51 @@ _MIN_THREAD_ELEMENTS = 1 << 17
 _MIN_THREAD_DOMAIN = 1 << 14
 """Cipher domain values scanned per thread by ``keyed_orderings`` (256 or more per ordering)."""
 
+_KERNEL_COMPILERS = {"paired_regression": compile_regression_kernel, "fit_oblivious_trees": compile_fit_kernel}
+"""Operations whose numba kernel :meth:`CpuBackend.compile_ahead` can compile, and how."""
+_compiled_ahead: set[str] = set()
+"""Operations whose kernel a background thread of this process compiled or is compiling."""
+
+
+def _compile_kernels(operations: tuple[str, ...]) -> None:
+    for operation in operations:
+        _KERNEL_COMPILERS[operation]()
+
 
 class CpuBackend(ArrayBackend):
     """numpy arrays; numba for building masked model inputs without temporaries and for orderings."""
 
     def __init__(self) -> None:
         super().__init__(np, "cpu")
+        self._compile_after_rows: tuple[str, ...] = ()
 
     def __reduce__(self) -> tuple:
         return (CpuBackend, ())
+
+    def compile_ahead(self, *operations: str) -> None:
+        """Compile the numba kernels of ``operations`` in a background thread once the next model rows are written.
+
+        A first call in a process with an empty numba cache compiles each kernel for about a second.
+        Started when :meth:`masked_rows`, :meth:`part_masked_rows` or :meth:`prefix_rows` next returns,
+        that compilation overlaps the model's predictions of the rows (sklearn's release the GIL)
+        instead of following them. Not started now: numba compiles one function at a time in a
+        process, and the row kernel must not wait behind these. Whichever thread compiles a kernel,
+        its code, and so every value, is the same. Operations: "paired_regression", "fit_oblivious_trees".
+        """
+        unknown = set(operations) - _KERNEL_COMPILERS.keys()
+        if unknown:
+            raise ValueError(f"no kernel to compile ahead for {sorted(unknown)}; known: {sorted(_KERNEL_COMPILERS)}.")
+        self._compile_after_rows = operations
+
+    def _rows_written(self) -> None:
+        """Start compiling the kernels :meth:`compile_ahead` asked for, each once per process, in a daemon thread."""
+        operations = tuple(operation for operation in self._compile_after_rows if operation not in _compiled_ahead)
+        self._compile_after_rows = ()
+        if operations:
+            _compiled_ahead.update(operations)
+            thread = threading.Thread(target=_compile_kernels, args=(operations,), name="sklearn_shapq-compile")
+            thread.daemon = True  # an exit does not wait for a compilation nobody needs any more
+            thread.start()
 
     def masked_rows(
         self, x: np.ndarray, masks: np.ndarray, background: np.ndarray, out: np.ndarray | None = None
@@ -107,6 +144,7 @@ class CpuBackend(ArrayBackend):
         )
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, background.shape[0] * d)
         run_ranges(lambda start, stop: _masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
+        self._rows_written()
         return out
 
     def part_masked_rows(
@@ -137,6 +175,7 @@ class CpuBackend(ArrayBackend):
         )
         min_pairs = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
         run_ranges(lambda start, stop: _part_masked_rows_kernel(*arrays, start, stop), n_pairs, min_pairs)
+        self._rows_written()
         return out
 
     def prefix_rows(
@@ -180,6 +219,7 @@ class CpuBackend(ArrayBackend):
         )
         min_coalitions = _MIN_THREAD_ELEMENTS // max(1, part_size * d)
         run_ranges(lambda first, last: _prefix_rows_kernel(*arrays, first, last), n_coalitions, min_coalitions)
+        self._rows_written()
         return out
 
     def paired_regression(

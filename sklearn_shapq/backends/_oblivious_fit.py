@@ -128,6 +128,17 @@ def fit_oblivious_numba(
     return players.transpose(2, 0, 1, 3), leaves.transpose(2, 0, 1, 3), predictions.transpose(0, 2, 1)
 
 
+def compile_fit_kernel() -> None:
+    """Compile :func:`fit_oblivious_numba`'s kernel, or load it from numba's cache, by one tree on one coalition.
+
+    The kernel has one signature (:func:`fit_oblivious_numba` fixes every dtype), so the tiny call
+    compiles what any later call runs.
+    """
+    if not _fit_kernel.signatures:
+        one = np.ones((1, 1, 1))
+        fit_oblivious_numba(one.astype(bool), one, one, 1, 1, 1.0, 1.0)
+
+
 @numba.njit(nogil=True, cache=True)
 def _fit_kernel(
     masks: np.ndarray,

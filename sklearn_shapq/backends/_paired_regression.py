@@ -119,6 +119,17 @@ def paired_regression_numba(
     return full, leave_out if leave_outs else None
 
 
+def compile_regression_kernel() -> None:
+    """Compile :func:`paired_regression_numba`'s kernel, or load it from numba's cache, by one regression of one player.
+
+    The kernel has one signature (:func:`_kernel_inputs` fixes every dtype), so the tiny call compiles
+    what any later call runs.
+    """
+    if not _regression_kernel.signatures:
+        one = np.ones((1, 1, 1))
+        paired_regression_numba(one.astype(bool), one[0, 0], np.zeros(1, dtype=np.intp), 1, one, leave_outs=False)
+
+
 def _kernel_inputs(
     first_masks: np.ndarray, weights: np.ndarray, groups: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

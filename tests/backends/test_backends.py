@@ -1,13 +1,16 @@
 """Backends: device resolution, and the CUDA backend's array code through its numpy twin."""
 
 import pickle
+import threading
 
 import numpy as np
 import pytest
 
 from sklearn_shapq import DeviceUnavailableError, PermutationShapExplainer
-from sklearn_shapq.backends import ArrayBackend, CpuBackend, _device, resolve_backend
+from sklearn_shapq.backends import ArrayBackend, CpuBackend, _cpu, _device, resolve_backend
 from sklearn_shapq.backends._array_ops import repeat_counts
+from sklearn_shapq.backends._oblivious_fit import _fit_kernel, compile_fit_kernel
+from sklearn_shapq.backends._paired_regression import _regression_kernel, compile_regression_kernel
 
 from strict_twin import HostTransferError, StrictBackend
 
@@ -75,6 +78,40 @@ def test_backends_pickle():
     assert isinstance(pickle.loads(pickle.dumps(CpuBackend())), CpuBackend)
     twin = pickle.loads(pickle.dumps(ArrayBackend(np, "twin")))
     assert twin.xp is np and twin.name == "twin"
+
+
+def test_compile_ahead_starts_once_the_model_rows_are_written(monkeypatch):
+    """Announced kernels compile in a background thread from the next model rows on, once per process."""
+    compiled = []
+    monkeypatch.setattr(_cpu, "_compiled_ahead", set())
+    monkeypatch.setattr(
+        _cpu, "_KERNEL_COMPILERS", {"paired_regression": lambda: compiled.append(threading.current_thread().name)}
+    )
+    with pytest.raises(ValueError, match="no kernel to compile ahead"):
+        CpuBackend().compile_ahead("masked_rows")
+    ArrayBackend(np).compile_ahead("masked_rows")  # nothing to compile in array code
+    for _ in range(2):  # the second backend finds the kernel compiled
+        backend = CpuBackend()
+        backend.compile_ahead("paired_regression")
+        assert not any(thread.name == "sklearn_shapq-compile" for thread in threading.enumerate())
+        backend.masked_rows(*_inputs())
+        for thread in threading.enumerate():
+            if thread.name == "sklearn_shapq-compile":
+                thread.join()
+    assert compiled == ["sklearn_shapq-compile"]
+
+
+def test_kernels_compiled_ahead_are_those_an_explain_runs():
+    """The tiny calls that compile ahead give the kernels' one signature: an explain compiles nothing more."""
+    compile_regression_kernel()
+    compile_fit_kernel()
+    signatures = _regression_kernel.signatures, _fit_kernel.signatures
+    X = np.random.default_rng(0).normal(size=(32, 12))  # 12 features: pairs sampled, surrogates fitted
+    PermutationShapExplainer(lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 2], algorithm="leverage_cv", random_state=0).fit(
+        X[:30]
+    ).explain(X[30:])
+    assert (_regression_kernel.signatures, _fit_kernel.signatures) == signatures
+    assert len(signatures[0]) == len(signatures[1]) == 1
 
 
 @pytest.mark.parametrize(
