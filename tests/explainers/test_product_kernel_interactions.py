@@ -178,13 +178,14 @@ def test_feature_groups_are_players_of_the_grouped_game(data):
     model = SVR(C=10.0, gamma=0.2).fit(X, y)
     groups = {"a": [0, 3], "b": [1, 4, 5]}  # players: a, b, column 2 (ordered by their first column)
     explainer = ProductKernelShapExplainer(model, value_function="baseline", feature_groups=groups).fit(X)
-    explanation = explainer.explain_interactions(X[:2], index="shap")
-    assert explanation.values.shape == (2, 3, 3)
-    assert explanation.feature_names == explainer.feature_groups_.names
     columns = explainer.feature_groups_.player_of_column
-    for r in range(2):
-        table = coalition_values(masked_value(model.predict, X[r], X.mean(axis=0, keepdims=True), columns), 3)
-        np.testing.assert_allclose(explanation.values[r], brute_force_matrix(table, "shap")[..., 0], atol=1e-10)
+    for index in ("shap", "FSII"):
+        explanation = explainer.explain_interactions(X[:2], index=index)
+        assert explanation.values.shape == (2, 3, 3)
+        assert explanation.feature_names == explainer.feature_groups_.names
+        for r in range(2):
+            table = coalition_values(masked_value(model.predict, X[r], X.mean(axis=0, keepdims=True), columns), 3)
+            np.testing.assert_allclose(explanation.values[r], brute_force_matrix(table, index)[..., 0], atol=1e-10)
 
 
 def test_factors_that_underflow_to_zero(data):
@@ -316,3 +317,7 @@ def test_fsii_of_more_than_sixteen_players_is_refused_before_any_work():
     with pytest.raises(ValueError, match="up to p = 16 players; these rows have 17"):
         explainer.explain_interactions(X[:2], index="FSII")
     assert explainer.explain_interactions(X[:1], index="STII").values.shape == (1, 17, 17)
+    grouped = ProductKernelShapExplainer(explainer.model, feature_groups={"pair": [0, 1]}, progress=False).fit(X)
+    fsii = grouped.explain_interactions(X[:1], index="FSII").values[0]
+    upper = fsii[np.triu_indices(16)].sum()  # FSII is efficient: singletons and each pair once
+    assert upper == pytest.approx(float(explainer.model.predict(X[:1])[0] - grouped.expected_value_), abs=1e-9)
