@@ -76,7 +76,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--perm-cpu-rows", type=int, default=20)
     p.add_argument("--shap-rows", type=int, default=20)
     p.add_argument("--max-evals", type=int, default=500)
-    p.add_argument("--device", default="cuda", help="the device under test ('cpu' for a dry run without a GPU)")
+    p.add_argument(
+        "--device",
+        default="cuda",
+        help="the device under test; 'cpu' is a dry run without a GPU (results under 'dry_run': its comparisons "
+        "are the CPU against itself, only a check that the script runs)",
+    )
     return p.parse_args()
 
 
@@ -87,6 +92,11 @@ def synchronize() -> None:
     except ImportError:
         return
     cupy.cuda.Device().synchronize()
+
+
+def tested(args: argparse.Namespace) -> str:
+    """The key of the device under test in the results: its name, "dry_run" where it is the CPU too."""
+    return "dry_run" if args.device == "cpu" else args.device
 
 
 def array_module(device: str) -> Any:
@@ -171,9 +181,10 @@ def pkex_section(args: argparse.Namespace) -> dict:
     X = rng.normal(size=(args.pkex_rows, d))
     out: dict = {"d": d, "support_vectors": n_sv, "gamma": 1.0 / d, "value_function": "pkex"}
     values, pairs = {}, {}
-    for device, n_rows, n_pair_rows in (
-        (args.device, args.pkex_rows, args.pair_rows),
-        ("cpu", args.pkex_cpu_rows, args.pair_cpu_rows),
+    gpu = tested(args)
+    for key, device, n_rows, n_pair_rows in (
+        (gpu, args.device, args.pkex_rows, args.pair_rows),
+        ("cpu", "cpu", args.pkex_cpu_rows, args.pair_cpu_rows),
     ):
         explainer = ProductKernelShapExplainer.from_dual(
             dual_coef, X_fit, gamma=1.0 / d, device=device, progress=False
@@ -181,15 +192,15 @@ def pkex_section(args: argparse.Namespace) -> dict:
         _, warm, _ = timed(
             lambda explainer=explainer: (explainer.explain(X[:4]), explainer.explain_interactions(X[:2]))
         )
-        repeats = args.repeats if device == args.device else 1
+        repeats = args.repeats if key == gpu else 1
         explanation, wall, walls = timed(lambda e=explainer, r=X[:n_rows]: e.explain(r), repeats)
         interactions, pair_wall, pair_walls = timed(
             lambda e=explainer, r=X[:n_pair_rows]: e.explain_interactions(r), repeats
         )
-        values[device], pairs[device] = explanation.values, interactions.values
+        values[key], pairs[key] = explanation.values, interactions.values
         outputs = explainer.model_output(X[:n_rows])
         row_sums = interactions.values.sum(axis=2)
-        out[device] = {
+        out[key] = {
             "algorithm_": explainer.algorithm_,
             "warmup_s": warm,
             "rows": n_rows,
@@ -201,9 +212,8 @@ def pkex_section(args: argparse.Namespace) -> dict:
             "pair_walls_s": pair_walls,
             "pair_rows_sum_to_values": float(np.abs(row_sums - explanation.values[:n_pair_rows]).max()),
         }
-        print(f"  pkex {device}: {out[device]['ms_per_row']:.3f} ms/row, pairs {out[device]['pair_ms_per_row']:.2f}")
+        print(f"  pkex {key}: {out[key]['ms_per_row']:.3f} ms/row, pairs {out[key]['pair_ms_per_row']:.2f}")
     n_cpu, n_pair_cpu = args.pkex_cpu_rows, args.pair_cpu_rows
-    gpu = args.device
     out["speedup_values"] = out["cpu"]["ms_per_row"] / out[gpu]["ms_per_row"]
     out["speedup_pairs"] = out["cpu"]["pair_ms_per_row"] / out[gpu]["pair_ms_per_row"]
     out["max_abs_diff_values"] = float(np.abs(values[gpu][:n_cpu] - values["cpu"]).max())
@@ -223,27 +233,28 @@ def hsic_section(args: argparse.Namespace) -> dict:
         X = rng.normal(size=(n, d))
         return X, X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.1 * rng.normal(size=n)
 
-    gpu = args.device
-    for device in (gpu, "cpu"):
+    gpu = tested(args)
+    for key, device in ((gpu, args.device), ("cpu", "cpu")):
         timed(lambda device=device: HSICAttribution(device=device, progress=False).fit(*data(256)))
-        for n in args.hsic_n if device == gpu else args.hsic_n[:1]:
+        for n in args.hsic_n if key == gpu else args.hsic_n[:1]:
             X, y = data(n)
-            repeats = args.repeats if device == gpu else 1
+            repeats = args.repeats if key == gpu else 1
             fitted, wall, walls = timed(
                 lambda X=X, y=y, dev=device: HSICAttribution(device=dev, progress=False).fit(X, y), repeats
             )
-            out[f"{device}_n{n}"] = {
+            out[f"{key}_n{n}"] = {
                 "wall_s": wall,
                 "walls_s": walls,
                 "attributions": fitted.attributions_.tolist(),
                 "efficiency_error": float(abs(fitted.attributions_.sum() - fitted.hsic_)),
             }
-            print(f"  hsic {device} n={n}: {wall:.2f} s")
+            print(f"  hsic {key} n={n}: {wall:.2f} s")
     n0 = args.hsic_n[0]
-    cpu, cuda = out[f"cpu_n{n0}"], out[f"{gpu}_n{n0}"]
-    out[f"speedup_n{n0}"] = cpu["wall_s"] / cuda["wall_s"]
+    cpu, under_test = out[f"cpu_n{n0}"], out[f"{gpu}_n{n0}"]
+    out[f"speedup_n{n0}"] = cpu["wall_s"] / under_test["wall_s"]
     scale = np.abs(cpu["attributions"]).max()
-    out[f"max_rel_diff_n{n0}"] = float(np.abs(np.subtract(cuda["attributions"], cpu["attributions"])).max() / scale)
+    difference = np.abs(np.subtract(under_test["attributions"], cpu["attributions"])).max()
+    out[f"max_rel_diff_n{n0}"] = float(difference / scale)
     for n in args.hsic_n[1:]:
         estimated_cpu = cpu["wall_s"] * (n / n0) ** 2
         out[f"speedup_n{n}_vs_cpu_extrapolated"] = estimated_cpu / out[f"{gpu}_n{n}"]["wall_s"]
@@ -332,7 +343,7 @@ def permutation_section(args: argparse.Namespace) -> dict:
             "relative_rmse": relative_rmse(explanation.values, truth),
             "efficiency_error": efficiency_error(explanation, booster.inplace_predict(rows)),
             "cpu_ms_per_row": 1e3 * cpu_wall / n_cpu,
-            "cuda_ms_per_row": 1e3 * wall / len(rows),
+            f"{tested(args)}_ms_per_row": 1e3 * wall / len(rows),
             "max_abs_diff_cpu": float(np.abs(explanation.values[:n_cpu] - cpu_explanation.values).max()),
             "value_scale": float(np.abs(truth).max()),
             "profile_cumulative": listing.getvalue(),
@@ -353,7 +364,7 @@ def permutation_section(args: argparse.Namespace) -> dict:
         "relative_rmse": relative_rmse(shap_values.values, truth[:n_shap]),
     }
     out["ours_antithetic_over_shap_time_per_row"] = (
-        out["antithetic"]["cuda_ms_per_row"] / out["shap_permutation"]["ms_per_row"]
+        out["antithetic"][f"{tested(args)}_ms_per_row"] / out["shap_permutation"]["ms_per_row"]
     )
     out["target_overhead_met"] = out["antithetic"]["overhead_over_one_call"] <= OVERHEAD_TARGET
     return out
@@ -365,18 +376,18 @@ def topk_section(args: argparse.Namespace) -> dict:
     rows = X[: args.perm_rows]
     out: dict = {"d": X.shape[1], "k": 5, "algorithm": "greedy_cmcs"}
     results = {}
-    gpu = args.device
-    for device in (gpu, "cpu"):
+    gpu = tested(args)
+    for key, device in ((gpu, args.device), ("cpu", "cpu")):
         selector = TopKShapley(
             model, n_features_to_select=5, prefit=True, device=device, random_state=0, progress=False
         )
         selector.fit(background)
         selector.explain(rows[:2])
-        n_rows = len(rows) if device == gpu else args.perm_cpu_rows
+        n_rows = len(rows) if key == gpu else args.perm_cpu_rows
         explanation, wall, _ = timed(lambda s=selector, r=rows[:n_rows]: s.explain(r))
-        results[device] = explanation
-        out[device] = {"rows": n_rows, "ms_per_row": 1e3 * wall / n_rows}
-        print(f"  topk {device}: {out[device]['ms_per_row']:.2f} ms/row")
+        results[key] = explanation
+        out[key] = {"rows": n_rows, "ms_per_row": 1e3 * wall / n_rows}
+        print(f"  topk {key}: {out[key]['ms_per_row']:.2f} ms/row")
     n_cpu = args.perm_cpu_rows
     out["speedup"] = out["cpu"]["ms_per_row"] / out[gpu]["ms_per_row"]
     out["same_top_k"] = bool(

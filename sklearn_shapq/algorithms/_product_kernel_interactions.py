@@ -50,7 +50,7 @@ def check_interaction_index(index: Any) -> str:
     ValueError: The 'index' parameter must be one of (...); got 'stii'. Did you mean 'STII'?
     """
     if not isinstance(index, str) or index not in INTERACTION_INDICES:
-        spelled = [name for name in INTERACTION_INDICES if isinstance(index, str) and name.lower() == index.lower()]
+        spelled = [name for name in INTERACTION_INDICES if isinstance(index, str) and _folded(name) == _folded(index)]
         hint = f" Did you mean {spelled[0]!r}?" if spelled else ""
         raise ValueError(f"The 'index' parameter must be one of {INTERACTION_INDICES}; got {index!r}.{hint}")
     return index
@@ -67,9 +67,14 @@ def check_product_kernel_players(index: str, n_players: int) -> None:
     if index in EXACT_ONLY_INDICES and n_players > MAX_FSII_PLAYERS:
         raise ValueError(
             f"index={index!r} enumerates the 2^p coalitions of a product-kernel game, up to p = {MAX_FSII_PLAYERS} "
-            f"players; these rows have {n_players}. Use 'shap', 'k-SII', 'SII' or 'STII' (exact at any p), or "
+            f"players; this explainer has {n_players}. Use 'shap', 'k-SII', 'SII' or 'STII' (exact at any p), or "
             "feature_groups= to explain fewer players."
         )
+
+
+def _folded(name: str) -> str:
+    """``name`` without case and hyphens: how a mistyped index is matched to the one it means."""
+    return name.lower().replace("-", "")
 
 
 def interaction_matrix(pairs: Any, singles: Any, index: str, xp: Any = np) -> Any:

@@ -65,8 +65,9 @@ def resolve_backend(device: str | ArrayBackend = "cpu") -> ArrayBackend:
     count = _cuda_device_count()
     if count == 0:
         raise DeviceUnavailableError(
-            f"device={device!r} needs cupy and a CUDA GPU, and none was found. Install the GPU extra "
-            "(pip install 'sklearn_shapq[gpu]') on a machine with a GPU, or use device='cpu'."
+            f"device={device!r} needs cupy and a CUDA GPU, and none was found. On a machine with a GPU, install "
+            "the extra for its CUDA: 'gpu' for CUDA 12, 'gpu-cuda13' for CUDA 13 (from a checkout: "
+            "pip install -e '.[gpu]'); or use device='cpu'."
         )
     if index >= count:
         raise DeviceUnavailableError(f"device={device!r}: only {count} CUDA device(s) are visible.")

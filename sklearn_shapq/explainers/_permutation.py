@@ -104,18 +104,20 @@ def _check_enumerable(index: str, max_evals: Any, n_players: int) -> None:
     Examples
     --------
     >>> _check_enumerable("FSII", 64, 6)
-    >>> _check_enumerable("FSII", 63, 6)
+    >>> _check_enumerable("FSII", 63, 6)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: index='FSII' is computed from all 2^p coalitions: max_evals must reach 2^6 = 64 (got 63).
+    ValueError: index='FSII' is computed from all 2^p coalitions: max_evals must reach 2^6 = 64 (got 63). Use ...
     """
     budget = _interaction_budget(max_evals, n_players)
     if index in EXACT_ONLY_INDICES and (n_players > MAX_ENUMERATED_PLAYERS or budget < 2**n_players):
         too_many = n_players > MAX_ENUMERATED_PLAYERS
         most = f" At most {MAX_ENUMERATED_PLAYERS} players are enumerated." if too_many else ""
+        given = f"max_evals={max_evals!r} gave {budget}" if isinstance(max_evals, str) else f"got {budget}"
         raise ValueError(
             f"index={index!r} is computed from all 2^p coalitions: max_evals must reach 2^{n_players} = "
-            f"{2**n_players} (got {budget}).{most}"
+            f"{2**n_players} ({given}).{most} Use 'shap', 'k-SII', 'SII' or 'STII' (estimated at any p), or "
+            "feature_groups= to explain fewer players."
         )
 
 
@@ -424,7 +426,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
             A dask collection gives the values lazily, block by block, as a dask Array
             (:func:`~sklearn_shapq.dask.lazy_interactions`).
-        index : {"shap", "k-SII", "SII", "STII"}, default="shap"
+        index : {"shap", "k-SII", "SII", "STII", "FSII"}, default="shap"
             What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
             Shapley values:
 

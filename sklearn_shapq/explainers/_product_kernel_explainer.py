@@ -393,7 +393,7 @@ class ProductKernelShapExplainer(ModelExplainerMixin, BaseEstimator):
         X : array-like, DataFrame, dask Array or dask DataFrame of shape (n, d)
             A dask collection gives the values lazily, block by block, as a dask Array
             (:func:`~sklearn_shapq.dask.lazy_interactions`).
-        index : {"shap", "k-SII", "SII", "STII"}, default="shap"
+        index : {"shap", "k-SII", "SII", "STII", "FSII"}, default="shap"
             What the (p, p) matrix of a row holds, with SII the Shapley interaction index and φ the
             Shapley values of :meth:`explain`:
 

@@ -147,8 +147,10 @@ def test_fsii_below_the_enumerating_budget_is_refused_naming_max_evals(problem, 
     f, background, rows = problem
     if rows_kind == "dask":
         rows = pytest.importorskip("dask.array").from_array(rows, chunks=2)
-    with pytest.raises(ValueError, match=r"max_evals must reach 2\^6 = 64 \(got 63\)"):
+    with pytest.raises(ValueError, match=r"max_evals must reach 2\^6 = 64 \(got 63\).*feature_groups="):
         fitted(f, background).explain_interactions(rows, index="FSII", max_evals=63)
+    with pytest.raises(ValueError, match=r"\(max_evals='auto' gave 1024\)"):  # at p = 11, 'auto' is 1024 < 2^11
+        fitted(lambda Z: Z.sum(axis=1), np.zeros((2, 11))).explain_interactions(np.ones((1, 11)), index="FSII")
 
 
 # --------------------------------------------------------------------------------------------
@@ -360,7 +362,9 @@ def test_several_outputs_with_the_regression_match_one_output_at_a_time():
         np.testing.assert_allclose(both.error_std[..., output], alone.error_std, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize(("index", "hint"), [("shapley", ""), ("sii", "Did you mean 'SII'"), (None, "")])
+@pytest.mark.parametrize(
+    ("index", "hint"), [("shapley", ""), ("sii", "Did you mean 'SII'"), ("kSII", "Did you mean 'k-SII'"), (None, "")]
+)
 def test_a_bad_index_is_refused_by_name(problem, index, hint):
     f, background, rows = problem
     with pytest.raises(ValueError, match="index") as refused:

@@ -314,7 +314,7 @@ def test_fsii_of_more_than_sixteen_players_is_refused_before_any_work():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 17))
     explainer = ProductKernelShapExplainer(SVR().fit(X, X[:, 0]), progress=False).fit(X)
-    with pytest.raises(ValueError, match="up to p = 16 players; these rows have 17"):
+    with pytest.raises(ValueError, match="up to p = 16 players; this explainer has 17"):
         explainer.explain_interactions(X[:2], index="FSII")
     assert explainer.explain_interactions(X[:1], index="STII").values.shape == (1, 17, 17)
     grouped = ProductKernelShapExplainer(explainer.model, feature_groups={"pair": [0, 1]}, progress=False).fit(X)
