@@ -42,8 +42,8 @@ The estimator (:func:`sampled_pair_interactions`):
   to r at the enumerated coalitions and at the other folds' units, the middle sizes' share of h_f's
   pairs is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
   estimate that of r − h_f. h_f has every main effect and the pairs of m players: all d where
-  1 + d + d (d − 1) / 2 coefficients fit in the evaluations and in :data:`MAX_REGRESSION_FEATURES`,
-  else the m with the largest slopes |β_u| (fixed by the enumerated borders, which are exact, so
+  1 + d + d (d − 1) / 2 coefficients fit in :data:`MAX_REGRESSION_FEATURES` (d ≤ 32), else the m
+  with the largest slopes |β_u| (fixed by the enumerated borders, which are exact, so
   the choice is no draw and the estimate stays unbiased); the other pairs are left to the units.
   h_f never sees the fold's draws, so each fold is unbiased; the folds are averaged, variance
   Σ_f Var_f / (K² n_f) widened by :data:`REGRESSION_STDERR_WIDENING` (the fits vary with the other
@@ -384,8 +384,9 @@ def sampled_pair_interactions(
     values = game.grid(games_device, backend.to_device(masks))  # (B, 2 C + 2n, k)
     masks_float = backend.to_device(masks.astype(np.float64))
     singles = values[:, :d] - empty[:, None, :]  # v({u}) − v(∅)
+    lasts = full[:, None, :] - values[:, n_low : n_low + d]  # v(N) − v(N ∖ {u})
     surrogate, surrogate_full, surrogate_pairs = _border_surrogate(
-        values, singles, empty, full, masks_float, border, n_low, xp
+        values, singles, lasts, empty, full, masks_float, border, n_low, xp
     )
     residual = values - surrogate
     full_residual = full - surrogate_full
@@ -406,7 +407,7 @@ def sampled_pair_interactions(
     )
     n_selected = regression_players(d, n_units)
     if n_selected:
-        selected = None if n_selected == d else _largest_slopes(values, singles, full, n_low, n_selected, xp)
+        selected = None if n_selected == d else _largest_slopes(singles, lasts, n_selected, xp)
         middle, variance, row_variance = _cross_fitted_middle(
             units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp, selected
         )
@@ -430,15 +431,15 @@ def sampled_pair_interactions(
 
 
 def _border_surrogate(
-    values: Any, singles: Any, empty: Any, full: Any, masks_float: Any, border: int, n_low: int, xp: Any
+    values: Any, singles: Any, lasts: Any, empty: Any, full: Any, masks_float: Any, border: int, n_low: int, xp: Any
 ) -> tuple[Any, Any, Any]:
     """Return g at every evaluated coalition (B, C, k), g(N) (B, k) and g's pairs (B, d, d, k), None if additive.
 
     g is fixed by the enumerated sizes (module docstring): additive for ``border`` 1, of order 2
-    (minmod of the bottom and top pair derivatives) from 2. ``singles`` are v({u}) − v(∅) (B, d, k).
+    (minmod of the bottom and top pair derivatives) from 2. ``singles`` are v({u}) − v(∅) and
+    ``lasts`` v(N) − v(N ∖ {u}), (B, d, k) each.
     """
     d = masks_float.shape[2]
-    lasts = full[:, None, :] - values[:, n_low : n_low + d]  # v(N) − v(N ∖ {u})
     slopes = 0.5 * (singles + lasts)
     surrogate = empty[:, None, :] + xp.matmul(masks_float, slopes)
     surrogate_full = empty + slopes.sum(axis=1)
@@ -457,15 +458,13 @@ def _border_surrogate(
     return surrogate, surrogate_full, pairs
 
 
-def _largest_slopes(values: Any, singles: Any, full: Any, n_low: int, m: int, xp: Any) -> Any:
+def _largest_slopes(singles: Any, lasts: Any, m: int, xp: Any) -> Any:
     """Return the m players (B, m), ascending, of the largest slopes Σ_k |β_u| of each game (ties: lower index).
 
     β_u = ½ [(v({u}) − v(∅)) + (v(N) − v(N ∖ {u}))], from the enumerated borders: exact values, so
     the choice is the same whatever the draws.
     """
-    d = singles.shape[1]
-    lasts = full[:, None, :] - values[:, n_low : n_low + d]
-    size = abs(0.5 * (singles + lasts)).sum(axis=2)
+    size = abs(singles + lasts).sum(axis=2)  # 2 Σ_k |β_u|: the same order
     return xp.sort(xp.argsort(-size, axis=1, kind="stable")[:, :m], axis=1)
 
 
@@ -550,14 +549,12 @@ def _pair_features(masks_float: Any, xp: Any, selected: Any = None) -> Any:
     Returns (..., C, 1 + d + m (m − 1) / 2), m = d where ``selected`` is None; with ``selected``
     the shape is (B, C, ...).
     """
-    ones = xp.ones(masks_float.shape[:-1] + (1,))
-    if selected is None:
-        members = masks_float
-    else:
+    members = masks_float
+    if selected is not None:
         if masks_float.ndim == 2:
             masks_float = xp.broadcast_to(masks_float, (selected.shape[0],) + masks_float.shape)
-            ones = xp.ones(masks_float.shape[:-1] + (1,))
         members = xp.take_along_axis(masks_float, selected[:, None, :], axis=2)
+    ones = xp.ones(masks_float.shape[:-1] + (1,))
     first, second = (xp.asarray(i) for i in np.triu_indices(members.shape[-1], 1))
     return xp.concatenate([ones, masks_float, members[..., first] * members[..., second]], axis=-1)
 

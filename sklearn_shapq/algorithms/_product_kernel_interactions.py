@@ -146,8 +146,8 @@ def _faith_weights(p: int) -> tuple[np.ndarray, np.ndarray]:
     ([0.0, 0.0, 1.0, 0.5, 0.3], [0.0, 1.0, 0.0, -0.1667, -0.2])
     """
     pair, single = np.zeros(p + 1), np.zeros(p + 1)
-    single[1 : min(p, 1) + 1] = 1.0  # m({i}) itself
-    pair[2 : min(p, 2) + 1] = 1.0  # m({i, j}) itself
+    single[1:2] = 1.0  # m({i}) itself (where p ≥ 1)
+    pair[2:3] = 1.0  # m({i, j}) itself (where p ≥ 2)
     for t in range(3, p + 1):  # the larger coalitions' share
         pair[t] = 0.5 * comb(t - 1, 2) / comb(t + 1, 4)
         single[t] = -2.0 / 3.0 * comb(t - 1, 2) / comb(t + 1, 3)

@@ -98,13 +98,17 @@ def _interaction_budget(max_evals: Any, n_players: int) -> int:
     return int(max_evals)
 
 
-def _check_enumerable(index: str, max_evals: Any, n_players: int) -> None:
-    """Refuse a bad ``max_evals``, and an index given only by enumeration whose 2^p coalitions it does not reach.
+def _checked_budget(index: str, max_evals: Any, n_players: int) -> int:
+    """Return the evaluations per row of ``explain_interactions`` (:func:`_interaction_budget`).
+
+    Refuses a bad ``max_evals``, and an index given only by enumeration whose 2^p coalitions it does
+    not reach.
 
     Examples
     --------
-    >>> _check_enumerable("FSII", 64, 6)
-    >>> _check_enumerable("FSII", 63, 6)  # doctest: +ELLIPSIS
+    >>> _checked_budget("FSII", 64, 6)
+    64
+    >>> _checked_budget("FSII", 63, 6)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: index='FSII' is computed from all 2^p coalitions: max_evals must reach 2^6 = 64 (got 63). Use ...
@@ -119,6 +123,7 @@ def _check_enumerable(index: str, max_evals: Any, n_players: int) -> None:
             f"{2**n_players} ({given}).{most} Use 'shap', 'k-SII', 'SII' or 'STII' (estimated at any p), or "
             "feature_groups= to explain fewer players."
         )
+    return budget
 
 
 class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
@@ -489,14 +494,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_interaction_index(index)
         self._check_unchanged()
-        _check_enumerable(index, max_evals, self.feature_groups_.n_players)  # refused now, not on dask's workers
+        budget = _checked_budget(index, max_evals, self.feature_groups_.n_players)  # refused now, not on workers
         if is_dask_collection(X):
             return lazy_interactions(self, X, index=index, max_evals=max_evals)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
         n_rows = explained.array.shape[0]
         p, k = self.feature_groups_.n_players, self.n_outputs_
-        budget = _interaction_budget(max_evals, p)
         exact = p <= MAX_ENUMERATED_PLAYERS and 2**p <= budget
         border, n_units = (0, 0) if exact else pair_design(budget, p)
         parts = 1 if exact else self._interaction_parts(explained.background.shape[0], p, n_units)
