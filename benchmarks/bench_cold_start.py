@@ -23,8 +23,9 @@ warm calls when numba's cache is on disk, as on every later start of an installe
 Each time is taken as wall clock (``perf_counter``) and as the process's CPU time
 (``process_time``, columns ``*_cpu``): numba compiles one function at a time, so on a loaded machine
 CPU time is the steadier figure and about the wall time on a quiet one, except where the compilation
-overlaps the model's predictions (``CpuBackend.compile_ahead``: SVR's first call takes more CPU than wall
-time on a quiet machine, and needs the second core for it).
+overlaps the model's predictions or runs in a child process (``CpuBackend.compile_ahead``: SVR's first
+call takes more CPU than wall time on a quiet machine, and needs the second core for it; a child's CPU
+time is not the process's).
 
 Cases, all on ``load_diabetes`` (442 rows, 10 features), every parameter at its default apart from
 ``random_state=0`` and ``progress=False`` (passed only where the class accepts them):

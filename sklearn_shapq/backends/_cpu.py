@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing.spawn
+import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -10,8 +13,12 @@ import numpy as np
 
 from sklearn_shapq.backends._array_ops import ArrayBackend
 from sklearn_shapq.backends._feistel import MIN_DOMAIN_BITS, check_ordering_args, keyed_orderings_rows
-from sklearn_shapq.backends._oblivious_fit import compile_fit_kernel, fit_oblivious_numba
-from sklearn_shapq.backends._paired_regression import compile_regression_kernel, paired_regression_numba
+from sklearn_shapq.backends._oblivious_fit import _fit_kernel, compile_fit_kernel, fit_oblivious_numba
+from sklearn_shapq.backends._paired_regression import (
+    _regression_kernel,
+    compile_regression_kernel,
+    paired_regression_numba,
+)
 from sklearn_shapq.backends._product_kernel import pair_shapley_numba
 from sklearn_shapq.backends._threads import run_ranges
 
@@ -84,13 +91,62 @@ _MIN_THREAD_DOMAIN = 1 << 14
 
 _KERNEL_COMPILERS = {"paired_regression": compile_regression_kernel, "fit_oblivious_trees": compile_fit_kernel}
 """Operations whose numba kernel :meth:`CpuBackend.compile_ahead` can compile, and how."""
+_KERNELS: dict[str, Any] = {"paired_regression": _regression_kernel, "fit_oblivious_trees": _fit_kernel}
+"""The numba dispatcher of each operation in :data:`_KERNEL_COMPILERS` (its disk cache tells whether to compile)."""
 _compiled_ahead: set[str] = set()
-"""Operations whose kernel a background thread of this process compiled or is compiling."""
+"""Operations whose kernel a background thread or a child process of this process compiled or is compiling."""
+_compiling_elsewhere: dict[str, subprocess.Popen] = {}
+"""Child processes compiling an operation's kernel into numba's disk cache, until the operation first waits on it."""
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+"""The folder that holds the ``sklearn_shapq`` package a child process imports."""
+_CHILD_COMPILE_TIMEOUT = 60.0
+"""Seconds an operation waits for its child's compile before it compiles the kernel itself."""
 
 
 def _compile_kernels(operations: tuple[str, ...]) -> None:
     for operation in operations:
         _KERNEL_COMPILERS[operation]()
+
+
+def _on_disk(operation: str) -> bool:
+    """Whether numba's disk cache has an index for the operation's kernel (a later call loads it, quickly).
+
+    Reads numba's cache locator (not public API): if it is not there, the kernel counts as on disk and
+    is compiled, as before, where it is first needed.
+    """
+    try:
+        return Path(_KERNELS[operation]._cache._cache_file._index_path).exists()
+    except AttributeError:  # another numba, or the JIT disabled
+        return True
+
+
+def _compile_in_child(operation: str) -> None:
+    """Start a child process that compiles the operation's kernel into numba's disk cache (one core more)."""
+    compiler = _KERNEL_COMPILERS[operation]
+    # the child imports these very sources (numba's cache is keyed by the source file), whatever its working directory
+    code = (
+        f"import sys; sys.path.insert(0, {str(_PACKAGE_PARENT)!r}); "
+        f"from {compiler.__module__} import {compiler.__name__}; {compiler.__name__}()"
+    )
+    try:
+        _compiling_elsewhere[operation] = subprocess.Popen(
+            [multiprocessing.spawn.get_executable(), "-c", code],  # the interpreter multiprocessing would start
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:  # no process to start (a sandbox): the kernel compiles here when first needed
+        pass
+
+
+def _await_compiled_elsewhere(operation: str) -> None:
+    """Wait for the child compiling the operation's kernel, if any, so that its call loads the kernel from disk."""
+    child = _compiling_elsewhere.pop(operation, None)
+    if child is not None:
+        try:
+            child.wait(_CHILD_COMPILE_TIMEOUT)
+        except subprocess.TimeoutExpired:  # compiled here instead (the same code, so the same values)
+            child.kill()
 
 
 class CpuBackend(ArrayBackend):
@@ -104,26 +160,32 @@ class CpuBackend(ArrayBackend):
         return (CpuBackend, ())
 
     def compile_ahead(self, *operations: str) -> None:
-        """Compile the numba kernels of ``operations`` in a background thread once the next model rows are written.
+        """Compile the numba kernels of ``operations`` ahead of their calls, each once per process.
 
         A first call in a process with an empty numba cache compiles each kernel for about a second.
-        Started when :meth:`masked_rows`, :meth:`part_masked_rows` or :meth:`prefix_rows` next returns,
-        that compilation overlaps the model's predictions of the rows (sklearn's release the GIL)
-        instead of following them. Not started now: numba compiles one function at a time in a
-        process, and the row kernel must not wait behind these. Whichever thread compiles a kernel,
-        its code, and so every value, is the same. Operations: "paired_regression", "fit_oblivious_trees".
+        The first operation's kernel compiles in a daemon thread started when :meth:`masked_rows`,
+        :meth:`part_masked_rows` or :meth:`prefix_rows` next returns: that compilation overlaps the
+        model's predictions of the rows (sklearn's release the GIL) instead of following them, and does
+        not start now because numba compiles one function at a time in a process, and the row kernel
+        must not wait behind it. Each further kernel not in numba's disk cache compiles from now in a
+        child process, on another core, into that cache; its operation waits for the child and loads
+        the kernel from disk. Whichever thread or process compiles a kernel, its code, and so every
+        value, is the same. Operations: "paired_regression", "fit_oblivious_trees".
         """
         unknown = set(operations) - _KERNEL_COMPILERS.keys()
         if unknown:
             raise ValueError(f"no kernel to compile ahead for {sorted(unknown)}; known: {sorted(_KERNEL_COMPILERS)}.")
-        self._compile_after_rows = operations
+        operations = tuple(operation for operation in operations if operation not in _compiled_ahead)
+        _compiled_ahead.update(operations)
+        for operation in operations[1:]:
+            if not _on_disk(operation):
+                _compile_in_child(operation)
+        self._compile_after_rows = tuple(operation for operation in operations if operation not in _compiling_elsewhere)
 
     def _rows_written(self) -> None:
-        """Start compiling the kernels :meth:`compile_ahead` asked for, each once per process, in a daemon thread."""
-        operations = tuple(operation for operation in self._compile_after_rows if operation not in _compiled_ahead)
-        self._compile_after_rows = ()
+        """Start the daemon thread that compiles the kernels :meth:`compile_ahead` left to this process."""
+        operations, self._compile_after_rows = self._compile_after_rows, ()
         if operations:
-            _compiled_ahead.update(operations)
             thread = threading.Thread(target=_compile_kernels, args=(operations,), name="sklearn_shapq-compile")
             thread.daemon = True  # an exit does not wait for a compilation nobody needs any more
             thread.start()
@@ -245,6 +307,7 @@ class CpuBackend(ArrayBackend):
         >>> bool(np.allclose(full, twin[0]) and np.allclose(leave_out, twin[1]))
         True
         """
+        _await_compiled_elsewhere("paired_regression")
         return paired_regression_numba(first_masks, weights, groups, n_groups, pair_targets, leave_outs)
 
     def keyed_orderings(self, keys: np.ndarray, n_features: int) -> np.ndarray:
@@ -292,6 +355,7 @@ class CpuBackend(ArrayBackend):
         >>> bool((fit[0] == twin[0]).all()) and bool(np.allclose(fit[2], twin[2]))
         True
         """
+        _await_compiled_elsewhere("fit_oblivious_trees")
         return fit_oblivious_numba(masks, targets, weights, n_trees, depth, learning_rate, l2)
 
     def product_kernel_shapley(

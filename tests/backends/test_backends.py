@@ -1,6 +1,9 @@
 """Backends: device resolution, and the CUDA backend's array code through its numpy twin."""
 
+import os
 import pickle
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -99,6 +102,74 @@ def test_compile_ahead_starts_once_the_model_rows_are_written(monkeypatch):
             if thread.name == "sklearn_shapq-compile":
                 thread.join()
     assert compiled == ["sklearn_shapq-compile"]
+
+
+def test_compile_ahead_sends_later_kernels_not_on_disk_to_a_child(monkeypatch):
+    """The first kernel waits for the rows (a thread); a later one not on disk goes to a child now, awaited on use."""
+    started, waited = [], []
+
+    class Child:
+        def __init__(self, command, **_):
+            started.append(command)
+
+        def wait(self, timeout):
+            waited.append(timeout)
+
+    monkeypatch.setattr(_cpu, "_compiled_ahead", set())
+    monkeypatch.setattr(_cpu, "_compiling_elsewhere", {})
+    monkeypatch.setattr(_cpu.subprocess, "Popen", Child)
+    monkeypatch.setattr(_cpu, "_KERNEL_COMPILERS", {**_cpu._KERNEL_COMPILERS, "paired_regression": lambda: None})
+    for on_disk in (True, False):
+        monkeypatch.setattr(_cpu, "_on_disk", lambda operation, on_disk=on_disk: on_disk)
+        _cpu._compiled_ahead.clear()
+        backend = CpuBackend()
+        backend.compile_ahead("paired_regression", "fit_oblivious_trees")
+        here = ("paired_regression", "fit_oblivious_trees") if on_disk else ("paired_regression",)
+        assert backend._compile_after_rows == here
+    (command,) = started
+    assert command[0] and "compile_fit_kernel()" in command[-1]
+    assert "paired_regression" not in _cpu._compiling_elsewhere
+    CpuBackend().fit_oblivious_trees(
+        np.ones((1, 2, 3), dtype=bool), np.ones((1, 2, 1)), np.ones((1, 2, 1)), 1, 1, 1.0, 1.0
+    )
+    assert waited == [_cpu._CHILD_COMPILE_TIMEOUT] and not _cpu._compiling_elsewhere
+
+
+def test_compile_ahead_without_a_child_compiles_here(monkeypatch):
+    """No process can start (a sandbox): the kernel stays with this process's thread."""
+
+    def refuse(*args, **kwargs):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(_cpu, "_compiled_ahead", set())
+    monkeypatch.setattr(_cpu, "_compiling_elsewhere", {})
+    monkeypatch.setattr(_cpu.subprocess, "Popen", refuse)
+    monkeypatch.setattr(_cpu, "_on_disk", lambda operation: False)
+    backend = CpuBackend()
+    backend.compile_ahead("paired_regression", "fit_oblivious_trees")
+    assert backend._compile_after_rows == ("paired_regression", "fit_oblivious_trees")
+    assert not _cpu._compiling_elsewhere
+
+
+def test_first_explain_on_an_empty_cache_loads_the_childs_kernel(tmp_path):
+    """A fresh process, an empty numba cache: the surrogates' tree kernel comes from the child, through the disk."""
+    script = (
+        "import numpy as np\n"
+        "from sklearn_shapq import PermutationShapExplainer\n"
+        "from sklearn_shapq.backends._oblivious_fit import _fit_kernel\n"
+        "from sklearn_shapq.backends._paired_regression import _regression_kernel\n"
+        "X = np.random.default_rng(0).normal(size=(32, 12))\n"
+        "PermutationShapExplainer(lambda Z: Z[:, 0] * Z[:, 1] + Z[:, 2], algorithm='leverage_cv', random_state=0,"
+        " progress=False).fit(X[:30]).explain(X[30:])\n"
+        "print(sum(_fit_kernel.stats.cache_hits.values()), sum(_fit_kernel.stats.cache_misses.values()),"
+        " sum(_regression_kernel.stats.cache_misses.values()))\n"
+    )
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "0", "1"]  # tree kernel loaded (the child's), regression compiled here
 
 
 def test_kernels_compiled_ahead_are_those_an_explain_runs():
