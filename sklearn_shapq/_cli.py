@@ -446,7 +446,10 @@ def load_model(path: Path) -> Any:
         return joblib.load(path)
     except Exception as exc:  # whatever the file holds, its loader's error is the user's to see
         tried = "xgboost.Booster(model_file=...)" if loader == "xgboost" else "joblib.load"
-        raise CommandError(f"cannot load the model {path} with {tried}: {type(exc).__name__}: {exc}") from exc
+        # a class the pickle names that cannot be imported here is its own message; anything else, the file's format
+        unreadable = loader != "xgboost" and not isinstance(exc, ImportError | AttributeError)
+        hint = " (is it a file written by joblib.dump or pickle.dump?)" if unreadable else ""
+        raise CommandError(f"cannot load the model {path} with {tried}: {type(exc).__name__}: {exc}{hint}") from exc
 
 
 def _load_xgboost(path: Path) -> Any:

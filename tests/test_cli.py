@@ -268,6 +268,7 @@ def test_models_that_do_not_load(files, tmp_path, capsys):
     bad_pickle.write_bytes(b"not a pickle")
     err = _error(capsys, ["explain", bad_pickle, files["csv"]])
     assert f"cannot load the model {bad_pickle} with joblib.load" in err
+    assert "is it a file written by joblib.dump or pickle.dump?" in err
     pytest.importorskip("xgboost")
     bad_json = tmp_path / "model.json"
     bad_json.write_text('{"not": "a model"}')

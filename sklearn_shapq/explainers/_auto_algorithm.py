@@ -101,7 +101,12 @@ def resolve_algorithm(
     reason = SHAPLEY_ALGORITHMS[algorithm].refusal(budget, d)
     if reason is not None:
         raise ValueError(
-            (f'algorithm="auto" chose {algorithm!r} for the smallest budgets: ' if chosen_by_auto else "") + reason
+            (
+                f'algorithm="auto" has no algorithm for this budget; even the cheapest, {algorithm!r}, refuses: '
+                if chosen_by_auto
+                else ""
+            )
+            + reason
         )
     return algorithm, budget, resolve_parts(background_parts, algorithm, d, tol, n_background, budget)
 
