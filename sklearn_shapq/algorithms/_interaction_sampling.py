@@ -37,17 +37,21 @@ The estimator (:func:`sampled_pair_interactions`):
   unit's term Z = ½ [r(T) γ(T) + r(N∖T) γ(N∖T)] / q(T) has expectation Σ_{middle T} γ r
   exactly. The units of a game are i.i.d., so the standard error of their mean is the sample
   standard deviation / √n, with n − 1 degrees of freedom.
-- Regression adjustment (n ≥ :data:`MIN_UNITS`; :func:`regression_players`): the units are
-  split into :data:`FOLDS` folds; for each, an order-2 polynomial h_f is fitted by ridge regression
-  to r at the enumerated coalitions and at the other folds' units, the middle sizes' share of h_f's
-  pairs is exact (its coefficients of x_u x_v less its enumerated share), and the fold's own units
-  estimate that of r − h_f. h_f has every main effect and the pairs of m players: all d where
-  1 + d + d (d − 1) / 2 coefficients fit in :data:`MAX_REGRESSION_FEATURES` (d ≤ 32), else the m
-  with the largest slopes |β_u| (fixed by the enumerated borders, which are exact, so
-  the choice is no draw and the estimate stays unbiased); the other pairs are left to the units.
-  h_f never sees the fold's draws, so each fold is unbiased; the folds are averaged, variance
-  Σ_f Var_f / (K² n_f) widened by :data:`REGRESSION_STDERR_WIDENING` (the fits vary with the other
-  folds' draws), with n − K degrees of freedom.
+- Regression adjustment (n ≥ :data:`MIN_UNITS`; :func:`regression_players`), leaving each unit
+  out: for unit u, an order-2 polynomial h₋ᵤ is fitted by ridge regression to r at the enumerated
+  coalitions and at every other unit, the middle sizes' share of h₋ᵤ's pairs is exact (its
+  coefficients of x_u x_v less its enumerated share), and unit u estimates that of r − h₋ᵤ. h₋ᵤ
+  never sees unit u's draws, so each unit's term is unbiased, and so is their mean. One fit on all
+  units gives every h₋ᵤ by the leave-one-out identities of ridge regression (one solve per game).
+  The fit has every main effect and the pairs of m players: all d where 1 + d + d (d − 1) / 2
+  coefficients fit in :data:`MAX_REGRESSION_FEATURES` (d ≤ 32), else the m with the largest slopes
+  |β_u|. Its ridge prior lets a pair's coefficient grow with its players' slopes (weak heredity:
+  :func:`_pair_penalties`). Slopes and selection are fixed by the enumerated borders, which are
+  exact, so they are no draw and the estimate stays unbiased; the pairs not fitted are left to the
+  units. Variance: that of the units' terms over n, widened by :data:`REGRESSION_STDERR_WIDENING`
+  (the fits vary with the other units' draws), with n − 1 degrees of freedom. Measured
+  (``benchmarks/bench_interactions.py``): against four folds of cross-fitting and one ridge for every
+  coefficient, 0.57-0.97x the error at 10d-20d (d = 10, 30 and 100), about the same at 50d.
 - For SII the row sums Σ_{j≠i} SII_ij = (v(N) − v(N∖{i})) − (v({i}) − v(∅)) depend on the borders
   alone, and the estimate's row sums are exact (each term beyond sizes 0, 1, d − 1 and d sums to
   zero along a row).
@@ -82,19 +86,22 @@ MAX_REGRESSION_FEATURES = 529
 1 + d main terms and the pairs of the players it selects (:func:`regression_players`)."""
 
 RIDGE_PER_ROW = 3e-4
-"""Ridge penalty of the order-2 fit, per fitted coalition (features are 0/1): of 1e-3, 3e-4 and 1e-4
-on ``benchmarks/bench_interactions.py --wide`` (d = 10 and 30, 10d-50d), the lowest error in 5 of 9
-cells and within 6% of the lowest in all."""
+"""Ridge penalty of the order-2 fit, per fitted coalition (features are 0/1), times each coefficient's
+factor (:func:`_pair_penalties`): of 1e-3, 3e-4 and 1e-4 on ``benchmarks/bench_interactions.py --wide``
+(d = 10 and 30, 10d-50d), the lowest error in 5 of 9 cells and within 6% of the lowest in all."""
 
-FOLDS = 4
-"""Folds of the regression's cross-fitting: each fold's fit sees the other three (four folds had 0.80-0.98x
-the error of two in ``benchmarks/bench_interactions.py``; eight, about the same as four with worse
-intervals)."""
+PAIR_RIDGE_FACTOR = 5.0
+"""Ridge factor of a pair's coefficient between two players of average border slopes (scaled by
+1 / √(s_u s_v), :func:`_pair_penalties`): of 1, 2, 3, 5, 10, 30 and 100 (s's power 0.25 to 1) at
+d = 30 (``--wide``, 10d and 20d), 2-10 with the power 0.5 the lowest, within 2%."""
+
+MAIN_RIDGE_FACTOR = 0.1
+"""Ridge factor of a main effect's coefficient (the residual's, after the border surrogate): 0.03-0.3
+had about the same error at d = 30, 3 and 10 had 8% and 45% more."""
 
 REGRESSION_STDERR_WIDENING = 1.3
-"""Factor on the regression-adjusted standard errors, which hold each fold's fit fixed: 95% intervals
-covered 87-92% of the pairs without it and 93-97% with it on test games at d = 8 (two folds needed
-1.2 for the same)."""
+"""Factor on the regression-adjusted standard errors, which hold the fits fixed: 95% intervals
+covered 87-92% of the pairs without it and 93-97% with it on test games at d = 8."""
 
 
 @dataclass
@@ -112,7 +119,7 @@ class PairEstimate:
     singles : array of shape (B, p, n_outputs)
         v({i}) − v(∅), exact (the Möbius singletons, STII's diagonal).
     dof : ndarray of shape (B,)
-        Degrees of freedom of the standard errors: n_units − 1, or n_units − 2 with the regression.
+        Degrees of freedom of the standard errors: n_units − 1.
     n_evals : ndarray of shape (B,)
         Evaluations of each game, v(∅) and v(N) included.
     """
@@ -162,7 +169,7 @@ def border_evals(border: int, n_players: int) -> int:
 
 
 def regression_players(n_players: int, n_units: int) -> int:
-    """Return m, the players whose pairs the cross-fitted regression fits (0: no regression).
+    """Return m, the players whose pairs the regression adjustment fits (0: no regression).
 
     The fit has 1 + d + m (m − 1) / 2 coefficients, at most :data:`MAX_REGRESSION_FEATURES`: m = d
     where all pairs fit (d ≤ 32), else the largest m that does (at least 2), given at least
@@ -187,7 +194,7 @@ def regression_players(n_players: int, n_units: int) -> int:
 
 
 def regression_adjusted(n_players: int, n_units: int) -> bool:
-    """Whether :func:`sampled_pair_interactions` adjusts the middle sizes by the cross-fitted regression."""
+    """Whether :func:`sampled_pair_interactions` adjusts the middle sizes by the order-2 regression."""
     return regression_players(n_players, n_units) > 0
 
 
@@ -203,9 +210,9 @@ def sampled_pair_bytes(n_players: int, border: int, n_units: int, n_outputs: int
     coalitions = border_evals(border, d) + 2 * n_units
     total = 8 * coalitions * (2 * d + 4 * k + d * k) + 64 * d * d * k
     m = regression_players(d, n_units)
-    if m:  # the units' and the enumerated coalitions' features, a fold's copy, the systems
+    if m:  # the units' features (and their stacked copy), A⁻¹ Uᵀ and its copy by unit, the enumerated ones, the system
         n_features = 1 + d + m * (m - 1) // 2
-        total += 8 * ((4 * n_units + coalitions) * n_features + 3 * n_features * n_features)
+        total += 8 * ((8 * n_units + coalitions) * n_features + 2 * n_features * n_features)
     return total
 
 
@@ -322,9 +329,9 @@ def sampled_pair_interactions(
 
     Costs :func:`border_evals` (the enumerated sizes, v(∅) and v(N) included) and 2 ``n_units``
     evaluations per game (module docstring: the enumerated borders, the surrogate fixed by them,
-    complementary units of uniform size in the middle, the cross-fitted regression where
-    :func:`regression_adjusted`: :data:`FOLDS` ridge solves of 1 + d + m (m − 1) / 2 coefficients
-    per game, m from :func:`regression_players`).
+    complementary units of uniform size in the middle, the regression adjustment where
+    :func:`regression_adjusted`: one ridge solve of 1 + d + m (m − 1) / 2 coefficients per game, with
+    as many right sides again and 2 ``n_units``, m from :func:`regression_players`).
 
     Parameters
     ----------
@@ -408,10 +415,17 @@ def sampled_pair_interactions(
     n_selected = regression_players(d, n_units)
     if n_selected:
         selected = None if n_selected == d else _largest_slopes(singles, lasts, n_selected, xp)
-        middle, variance, row_variance = _cross_fitted_middle(
-            units, enumerated, residual[:, : 2 * n_low], full_residual, index, xp, selected
+        middle, variance, row_variance = _leave_one_out_middle(
+            units,
+            enumerated,
+            residual[:, : 2 * n_low],
+            full_residual,
+            index,
+            xp,
+            _pair_penalties(singles, lasts, selected, xp),
+            selected,
         )
-        dof = n_units - float(FOLDS)
+        dof = n_units - 1.0
     else:
         middle, variance, row_variance = _unit_moments(units, index, xp)
         dof = n_units - 1.0
@@ -559,88 +573,105 @@ def _pair_features(masks_float: Any, xp: Any, selected: Any = None) -> Any:
     return xp.concatenate([ones, masks_float, members[..., first] * members[..., second]], axis=-1)
 
 
-def _cross_fitted_middle(
+def _pair_penalties(singles: Any, lasts: Any, selected: Any, xp: Any) -> Any:
+    """Ridge penalty of each coefficient of the order-2 fit, in units of :data:`RIDGE_PER_ROW` per row: (B, F).
+
+    The constant 1, each main effect :data:`MAIN_RIDGE_FACTOR`, the pair of u and v
+    :data:`PAIR_RIDGE_FACTOR` / √(s_u s_v), s_u = Σ_k |β_u| over its mean across the players whose
+    pairs are fitted (at least 1e-3): a prior whose variance of a pair's coefficient grows with its
+    players' border slopes (weak heredity: players without a main effect seldom interact). Fixed by
+    the enumerated borders, so the estimate stays unbiased. The outputs share it (their slopes
+    summed, as for the selection of players), so an output's estimate can differ, within its
+    errors, from that of the output alone.
+    ``selected`` (B, m): the players whose pairs are fitted (None: all).
+    """
+    size = abs(singles + lasts).sum(axis=2)  # (B, d)
+    if selected is not None:
+        size = xp.take_along_axis(size, selected, axis=1)
+    relative = xp.maximum(size / xp.maximum(size.mean(axis=1, keepdims=True), 1e-300), 1e-3)
+    first, second = (xp.asarray(i) for i in np.triu_indices(relative.shape[1], 1))
+    pairs = PAIR_RIDGE_FACTOR / xp.sqrt(relative[:, first] * relative[:, second])
+    n_games, d = singles.shape[:2]
+    return xp.concatenate([xp.ones((n_games, 1)), xp.full((n_games, d), MAIN_RIDGE_FACTOR), pairs], axis=1)
+
+
+def _leave_one_out_middle(
     units: _Units,
     enumerated: np.ndarray,
     enumerated_residual: Any,
     full_residual: Any,
     index: str,
     xp: Any,
+    penalties: Any,
     selected: Any = None,
 ) -> tuple[Any, Any, Any]:
-    """Return the middle sizes' share of the residual's pairs, regression-adjusted and cross-fitted, and variances.
+    """Return the middle sizes' share of the residual's pairs, regression-adjusted leaving each unit out, and variances.
 
-    ``selected`` (B, m): the players whose pairs the fit has (None: all).
+    ``penalties`` (B, F) from :func:`_pair_penalties`; ``selected`` (B, m): the players whose pairs the
+    fit has (None: all).
 
-    The units are split in :data:`FOLDS` folds (unit u in fold u mod K). For each fold f, an order-2
-    polynomial h_f is fitted by ridge regression to the residual at the enumerated coalitions
-    (``enumerated``, the same for every game), ∅, N and the other folds' units (T and N ∖ T): the
-    Gram matrices are summed once and each fold's own is subtracted. The middle sizes' share of
-    h_f's pairs is exact (h_f's pairs, its coefficients of x_u x_v, less its enumerated share), and
-    fold f's units estimate that of r − h_f. h_f does not depend on fold f's draws, so each fold's
-    estimate is unbiased; the folds are averaged, with variance Σ_f Var_f / (K² n_f) times
-    :data:`REGRESSION_STDERR_WIDENING`² (the folds' dependence through the fits is not in Var_f;
-    the tests check coverage).
+    One ridge fit h of the order-2 polynomial to the residual at the enumerated coalitions
+    (``enumerated``, the same for every game), ∅, N and every unit's T and N ∖ T; h₋ᵤ, the fit
+    without unit u, follows by the leave-one-out identities of a ridge regression (A the penalised
+    Gram matrix, Uᵤ the unit's two rows of features, Hᵤ = Uᵤ A⁻¹ Uᵤᵀ its 2 × 2 leverage, eᵤ its
+    residuals of h): its residuals at the unit are (I − Hᵤ)⁻¹ eᵤ and its coefficients
+    c − A⁻¹ Uᵤᵀ (I − Hᵤ)⁻¹ eᵤ. Unit u's term is the middle sizes' share of h₋ᵤ's pairs (its
+    coefficients of x_u x_v less its enumerated share) plus its own estimate of that of r − h₋ᵤ;
+    h₋ᵤ does not depend on unit u's draws, so each term is unbiased, and so is their mean (the share
+    is linear in the coefficients: that of their mean). Variance: that of the units' estimates of
+    r − h₋ᵤ over n, times :data:`REGRESSION_STDERR_WIDENING`² (the units' dependence through the
+    fits is not in it; the tests check coverage). One solve per game, of F + 2n right sides.
     """
     n_games, n_units, d = units.x.shape
     n_outputs = units.inside.shape[2]
     corners = np.zeros((2, d), dtype=bool)
     corners[1] = True  # ∅, N
-    enumerated_float = xp.asarray(enumerated.astype(np.float64))
     enumerated_features = _pair_features(
         xp.asarray(np.concatenate([enumerated, corners]).astype(np.float64)), xp, selected
     )  # (E, F), the same for every game, or (B, E, F) with a selection
     enumerated_targets = xp.concatenate(
         [enumerated_residual, xp.zeros((n_games, 1, n_outputs)), full_residual[:, None, :]], axis=1
     )
-    enumerated_transposed = xp.swapaxes(enumerated_features, -1, -2)
-    shared = xp.matmul(enumerated_transposed, enumerated_features)
-    shared_rhs = xp.matmul(enumerated_transposed, enumerated_targets)
-    inside_features = _pair_features(units.x, xp, selected)
-    outside_features = _pair_features(1.0 - units.x, xp, selected)
     n_features = enumerated_features.shape[-1]
+    unit_features = xp.stack(
+        [_pair_features(units.x, xp, selected), _pair_features(1.0 - units.x, xp, selected)], axis=2
+    )  # (B, n, 2, F): T, N ∖ T
+    unit_rows = unit_features.reshape(n_games, 2 * n_units, n_features)
+    unit_targets = xp.stack([units.inside, units.outside], axis=2)  # (B, n, 2, k)
+    enumerated_transposed, unit_transposed = xp.swapaxes(enumerated_features, -1, -2), unit_rows.transpose(0, 2, 1)
+    system = xp.matmul(enumerated_transposed, enumerated_features) + xp.matmul(unit_transposed, unit_rows)
+    right = xp.matmul(enumerated_transposed, enumerated_targets) + xp.matmul(
+        unit_transposed, unit_targets.reshape(n_games, 2 * n_units, n_outputs)
+    )
+    n_rows = enumerated_features.shape[-2] + 2 * n_units
+    system = system + (RIDGE_PER_ROW * n_rows) * penalties[:, :, None] * xp.eye(n_features)[None]
+    solved = xp.linalg.solve(system, xp.concatenate([right, unit_transposed], axis=2))
+    coefficients, spread = solved[:, :, :n_outputs], solved[:, :, n_outputs:]  # c (B, F, k), A⁻¹ Uᵀ (B, F, 2n)
+    spread_by_unit = spread.transpose(0, 2, 1).reshape(n_games, n_units, 2, n_features)
+    leverage = xp.matmul(unit_features, spread_by_unit.transpose(0, 1, 3, 2))  # Hᵤ (B, n, 2, 2)
+    fitted = xp.matmul(unit_features, coefficients[:, None])
+    left_out = xp.linalg.solve(xp.eye(2)[None, None] - leverage, unit_targets - fitted)  # r − h₋ᵤ (B, n, 2, k)
+    mean_coefficients = coefficients - xp.matmul(spread, left_out.reshape(n_games, 2 * n_units, n_outputs)) / n_units
+
     rows = xp.arange(n_games)[:, None]
     first, second = (xp.asarray(i) for i in np.triu_indices(d if selected is None else selected.shape[1], 1))
     if selected is not None:  # each game's own pairs (B, P)
         first, second = selected[:, first], selected[:, second]
-    enumerated_batch = xp.broadcast_to(enumerated_float, (n_games,) + enumerated_float.shape)
-    mean = variance = row_variance = 0.0
-    grams, rights = [], []
-    for fold in range(FOLDS):  # each fold's own Gram and right side; a fold trains on the others'
-        own = slice(fold, None, FOLDS)
-        features = xp.concatenate([inside_features[:, own], outside_features[:, own]], axis=1)
-        targets = xp.concatenate([units.inside[:, own], units.outside[:, own]], axis=1)
-        grams.append(xp.matmul(features.transpose(0, 2, 1), features))
-        rights.append(xp.matmul(features.transpose(0, 2, 1), targets))
-    all_grams, all_rights = sum(grams), sum(rights)
-    for fold in range(FOLDS):
-        n_rows = enumerated_features.shape[-2] + 2 * (n_units - len(range(fold, n_units, FOLDS)))
-        system = shared + all_grams - grams[fold]
-        system = system + (RIDGE_PER_ROW * n_rows) * xp.eye(n_features)[None]
-        coefficients = xp.linalg.solve(system, shared_rhs + all_rights - rights[fold])
-        h_pairs = xp.zeros((n_games, d, d, n_outputs))
-        h_pairs[rows, first, second] = coefficients[:, 1 + d :]
-        h_pairs[rows, second, first] = h_pairs[rows, first, second]
-        h_enumerated = xp.matmul(enumerated_features, coefficients)
-        h_middle = h_pairs - _enumerated_pairs(
-            enumerated_batch,
-            enumerated.sum(axis=1),
-            h_enumerated[:, :-2],
-            h_enumerated[:, -2],
-            h_enumerated[:, -1],
-            index,
-            xp,
-        )
-        terms = _unit_terms(
-            units,
-            index,
-            xp,
-            units.inside - xp.matmul(inside_features, coefficients),
-            units.outside - xp.matmul(outside_features, coefficients),
-        )
-        fold_mean, fold_variance, fold_rows = _unit_moments(units, index, xp, terms, keep=slice(fold, None, FOLDS))
-        mean = mean + (h_middle + fold_mean) / FOLDS
-        variance = variance + fold_variance / FOLDS**2
-        row_variance = row_variance + fold_rows / FOLDS**2
+    h_pairs = xp.zeros((n_games, d, d, n_outputs))
+    h_pairs[rows, first, second] = mean_coefficients[:, 1 + d :]
+    h_pairs[rows, second, first] = h_pairs[rows, first, second]
+    h_enumerated = xp.matmul(enumerated_features, mean_coefficients)
+    enumerated_float = xp.asarray(enumerated.astype(np.float64))
+    h_middle = h_pairs - _enumerated_pairs(
+        xp.broadcast_to(enumerated_float, (n_games,) + enumerated_float.shape),
+        enumerated.sum(axis=1),
+        h_enumerated[:, :-2],
+        h_enumerated[:, -2],
+        h_enumerated[:, -1],
+        index,
+        xp,
+    )
+    terms = _unit_terms(units, index, xp, left_out[:, :, 0], left_out[:, :, 1])
+    mean, variance, row_variance = _unit_moments(units, index, xp, terms)
     widening = REGRESSION_STDERR_WIDENING**2
-    return mean, widening * variance, widening * row_variance
+    return h_middle + mean, widening * variance, widening * row_variance

@@ -419,10 +419,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         closed form. The residual's middle sizes are sampled as complementary pairs of uniform
         size, and every sampled coalition serves every pair
         (:func:`~sklearn_shapq.algorithms.sampled_pair_interactions`); from 16 units they are
-        regression-adjusted (an order-2 fit with every pair up to 32 players, above with the pairs
-        of the players of the largest slopes, cross-fitted on four folds of the units, its pairs
-        exact, the residual sampled: still unbiased; the errors widened 1.3x for the fits'
-        dependence on the other folds). The units are i.i.d.,
+        regression-adjusted (an order-2 ridge fit with every pair up to 32 players, above with the
+        pairs of the players of the largest slopes, a pair's prior growing with its players'
+        slopes; each unit corrected by the fit without it, whose pairs are exact, the residual
+        sampled: still unbiased; the errors widened 1.3x for the fits' dependence on the other
+        units). The units are i.i.d.,
         so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
         are keyed by a row's content: a row gets the same interactions alone or in any batch.
 

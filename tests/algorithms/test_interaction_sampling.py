@@ -12,7 +12,6 @@ from sklearn_shapq.algorithms import (
     regression_players,
     sampled_pair_interactions,
 )
-from sklearn_shapq.algorithms._interaction_sampling import FOLDS
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games import InterventionalGame, TableGame, make_model_function
 from sklearn_shapq.samplers import row_keys
@@ -56,7 +55,7 @@ def test_every_design_is_unbiased_with_standard_errors_that_match_its_spread(tab
     ratio = np.sqrt((estimate.pairs_stderr[:, :, :, 0][:, off] ** 2).mean(axis=0)) / spread
     # the regression's errors are widened (REGRESSION_STDERR_WIDENING) for coverage: up to 1.3x the spread
     assert 0.8 < np.median(ratio) < (1.4 if n_units >= 16 else 1.25), ratio
-    assert estimate.dof[0] == (n_units - FOLDS if n_units >= 16 else n_units - 1)
+    assert estimate.dof[0] == n_units - 1
 
 
 def test_the_regression_lowers_the_error_at_the_same_evaluations(table):
@@ -120,6 +119,29 @@ def test_a_regression_on_the_pairs_of_the_largest_slopes_is_unbiased(monkeypatch
     noisy = spread > 1e-9
     assert np.abs(error[noisy] / (spread[noisy] / np.sqrt(n_draws))).max() < 4.5
     np.testing.assert_allclose(error[~noisy], 0.0, atol=1e-8)
+
+
+def test_the_fit_prior_loosens_the_pairs_of_players_with_larger_slopes():
+    """Penalties: 1 for the constant, MAIN_RIDGE_FACTOR for main effects, PAIR_RIDGE_FACTOR / √(s_u s_v) for pairs.
+
+    s_u: the summed border slopes |v({u}) − v(∅) + v(N) − v(N ∖ {u})| over outputs, over their mean across the
+    players whose pairs are fitted (at least 1e-3); the same for a game scaled by any factor.
+    """
+    singles = np.array([[[1.0, 0.0], [2.0, 1.0], [0.0, 0.0], [0.5, 0.5]]])  # (1 game, d = 4, 2 outputs)
+    lasts = np.array([[[1.0, 0.0], [0.0, -1.0], [0.0, 0.0], [-1.5, -0.5]]])
+    penalties = _interaction_sampling._pair_penalties(singles, lasts, None, np)
+    size = np.array([2.0, 2.0, 0.0, 1.0])  # Σ_k |singles + lasts|; mean 1.25
+    relative = np.maximum(size / 1.25, 1e-3)
+    first, second = np.triu_indices(4, 1)
+    expected = np.concatenate([[1.0], np.full(4, _interaction_sampling.MAIN_RIDGE_FACTOR)])
+    pairs = _interaction_sampling.PAIR_RIDGE_FACTOR / np.sqrt(relative[first] * relative[second])
+    np.testing.assert_allclose(penalties[0], np.concatenate([expected, pairs]))
+    assert pairs[0] < pairs[2] < pairs[1]  # (0, 1) both large, (0, 3), (0, 2) with a null player
+    np.testing.assert_allclose(_interaction_sampling._pair_penalties(-7 * singles, -7 * lasts, None, np), penalties)
+    selected = np.array([[0, 3]])  # the pair of players 0 and 3 only (slopes over their mean, 1.5), all main effects
+    chosen = _interaction_sampling._pair_penalties(singles, lasts, selected, np)
+    pair = _interaction_sampling.PAIR_RIDGE_FACTOR / np.sqrt((2.0 / 1.5) * (1.0 / 1.5))
+    np.testing.assert_allclose(chosen[0], np.concatenate([expected, [pair]]))
 
 
 @pytest.mark.parametrize(("d", "border", "n_units"), [(8, 1, 8), (8, 2, 13), (8, 2, 20), (8, 1, 30), (34, 1, 16)])

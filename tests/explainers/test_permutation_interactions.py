@@ -347,12 +347,14 @@ def test_several_outputs_when_sampled():
 
 
 def test_several_outputs_with_the_regression_match_one_output_at_a_time():
-    # 50 evaluations at d = 6 leave 18 units: the regression-adjusted path, output by output
+    # 50 evaluations at d = 6 leave 18 units: the regression-adjusted path, output by output. The
+    # outputs share the fit's prior (from their summed slopes): proportional outputs have the prior of each alone
     rng = np.random.default_rng(2)
     X = rng.normal(size=(12, 6))
 
     def two(Z):
-        return np.stack([Z[:, 0] * Z[:, 1] * Z[:, 2] + Z[:, 3], np.tanh(Z[:, 3] * Z[:, 4]) * Z[:, 5]], axis=1)
+        first = Z[:, 0] * Z[:, 1] * Z[:, 2] + np.tanh(Z[:, 3] * Z[:, 4]) * Z[:, 5]
+        return np.stack([first, -3.0 * first], axis=1)
 
     assert pair_design(50, 6) == (1, 18)
     both = fitted(two, X[:6]).explain_interactions(X[6:9], index="SII", max_evals=50)
