@@ -17,7 +17,7 @@ Prints each one's CV accuracy, chosen k, time and picks, the Shapley value estim
 features with standard errors, and draws them and a shap waterfall plot of one row's local top-k
 explanation.
 
-Run: ``python examples/05_topk_feature_selection.py`` (about 20 s on 2 cores).
+Run: ``python examples/05_topk_feature_selection.py`` (about 25 s on 2 quiet cores, more on a loaded machine).
 """
 
 # %%
