@@ -51,7 +51,7 @@ The estimator (:func:`sampled_pair_interactions`):
   units. Variance: that of the units' terms over n, widened by :data:`REGRESSION_STDERR_WIDENING`
   (the fits vary with the other units' draws), with n − 1 degrees of freedom. Measured
   (``benchmarks/bench_interactions.py``): against four folds of cross-fitting and one ridge for every
-  coefficient, 0.57-0.97x the error at 10d-20d (d = 10, 30 and 100), about the same at 50d.
+  coefficient, 0.57-0.92x the error at 10d-20d (d = 10, 30 and 100), about the same at 50d.
 - For SII the row sums Σ_{j≠i} SII_ij = (v(N) − v(N∖{i})) − (v({i}) − v(∅)) depend on the borders
   alone, and the estimate's row sums are exact (each term beyond sizes 0, 1, d − 1 and d sums to
   zero along a row).
@@ -82,7 +82,7 @@ test game); :func:`pair_design` enumerates another border size only while this m
 """
 
 MAX_REGRESSION_FEATURES = 529
-"""Most coefficients of the regression's order-2 fit per game and fold (all pairs at d = 32):
+"""Most coefficients of the regression's order-2 fit per game (all pairs at d = 32):
 1 + d main terms and the pairs of the players it selects (:func:`regression_players`)."""
 
 RIDGE_PER_ROW = 3e-4
@@ -100,8 +100,9 @@ MAIN_RIDGE_FACTOR = 0.1
 had about the same error at d = 30, 3 and 10 had 8% and 45% more."""
 
 REGRESSION_STDERR_WIDENING = 1.3
-"""Factor on the regression-adjusted standard errors, which hold the fits fixed: 95% intervals
-covered 87-92% of the pairs without it and 93-97% with it on test games at d = 8."""
+"""Factor on the regression-adjusted standard errors, which hold the fits fixed (and leave out how the
+units' fits differ): 95% intervals covered 89-94% of the pairs without it and 95-98% with it on the
+test games at d = 8 (``tests/explainers/test_permutation_interactions.py``)."""
 
 
 @dataclass
@@ -578,17 +579,19 @@ def _pair_penalties(singles: Any, lasts: Any, selected: Any, xp: Any) -> Any:
 
     The constant 1, each main effect :data:`MAIN_RIDGE_FACTOR`, the pair of u and v
     :data:`PAIR_RIDGE_FACTOR` / √(s_u s_v), s_u = Σ_k |β_u| over its mean across the players whose
-    pairs are fitted (at least 1e-3): a prior whose variance of a pair's coefficient grows with its
-    players' border slopes (weak heredity: players without a main effect seldom interact). Fixed by
-    the enumerated borders, so the estimate stays unbiased. The outputs share it (their slopes
-    summed, as for the selection of players), so an output's estimate can differ, within its
-    errors, from that of the output alone.
+    pairs are fitted (at least 1e-3; 1 where every slope is 0): a prior whose variance of a pair's
+    coefficient grows with its players' border slopes (weak heredity: players without a main
+    effect seldom interact). Fixed by the enumerated borders, so the estimate stays unbiased. The
+    outputs share it (their slopes summed, as for the selection of players), so an output's
+    estimate can differ, within its errors, from that of the output alone.
     ``selected`` (B, m): the players whose pairs are fitted (None: all).
     """
     size = abs(singles + lasts).sum(axis=2)  # (B, d)
     if selected is not None:
         size = xp.take_along_axis(size, selected, axis=1)
-    relative = xp.maximum(size / xp.maximum(size.mean(axis=1, keepdims=True), 1e-300), 1e-3)
+    mean = size.mean(axis=1, keepdims=True)
+    # no slope at all (a game flat at both borders): no player is favoured, every pair has the factor alone
+    relative = xp.where(mean > 0.0, xp.maximum(size / xp.maximum(mean, 1e-300), 1e-3), 1.0)
     first, second = (xp.asarray(i) for i in np.triu_indices(relative.shape[1], 1))
     pairs = PAIR_RIDGE_FACTOR / xp.sqrt(relative[:, first] * relative[:, second])
     n_games, d = singles.shape[:2]

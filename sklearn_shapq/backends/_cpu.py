@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import multiprocessing.spawn
+import os
 import subprocess
+import sys
 import threading
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import numba
@@ -96,7 +98,9 @@ _KERNELS: dict[str, Any] = {"paired_regression": _regression_kernel, "fit_oblivi
 _compiled_ahead: set[str] = set()
 """Operations whose kernel a background thread or a child process of this process compiled or is compiling."""
 _compiling_elsewhere: dict[str, subprocess.Popen] = {}
-"""Child processes compiling an operation's kernel into numba's disk cache, until the operation first waits on it."""
+"""Child processes compiling an operation's kernel into numba's disk cache, until one has waited for its exit."""
+_compile_ahead_lock = threading.Lock()
+"""Guards :data:`_compiled_ahead` and :data:`_compiling_elsewhere` (explains may run on several threads)."""
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 """The folder that holds the ``sklearn_shapq`` package a child process imports."""
 _CHILD_COMPILE_TIMEOUT = 60.0
@@ -111,17 +115,38 @@ def _compile_kernels(operations: tuple[str, ...]) -> None:
 def _on_disk(operation: str) -> bool:
     """Whether numba's disk cache has an index for the operation's kernel (a later call loads it, quickly).
 
-    Reads numba's cache locator (not public API): if it is not there, the kernel counts as on disk and
-    is compiled, as before, where it is first needed.
+    Reads numba's cache locator (not public API): if it is not there, or cannot be read, the kernel
+    counts as on disk and is compiled, as before, where it is first needed.
     """
     try:
         return Path(_KERNELS[operation]._cache._cache_file._index_path).exists()
-    except AttributeError:  # another numba, or the JIT disabled
+    except (AttributeError, OSError):  # another numba, the JIT disabled, a cache folder we may not read
         return True
 
 
+def _python_executable() -> str | None:
+    """Return the interpreter a child process can run (the one multiprocessing would start), or None.
+
+    None where there is none to run safely: no executable (an embedded interpreter), a frozen
+    application, or a host program that is not Python (uWSGI, mod_wsgi), which ``-c`` would start anew.
+    """
+    executable = multiprocessing.spawn.get_executable()
+    if not executable or getattr(sys, "frozen", False):
+        return None
+    executable = os.fsdecode(executable)
+    name = PureWindowsPath(executable).name.lower()  # either separator, whatever the platform
+    return executable if name.startswith(("python", "pypy")) else None
+
+
 def _compile_in_child(operation: str) -> None:
-    """Start a child process that compiles the operation's kernel into numba's disk cache (one core more)."""
+    """Start a child process that compiles the operation's kernel into numba's disk cache (one core more).
+
+    Call with :data:`_compile_ahead_lock` held. Nothing starts where no Python can be run, or a start
+    fails: the kernel then compiles in this process when first needed.
+    """
+    executable = _python_executable()
+    if executable is None:
+        return
     compiler = _KERNEL_COMPILERS[operation]
     # the child imports these very sources (numba's cache is keyed by the source file), whatever its working directory
     code = (
@@ -130,23 +155,35 @@ def _compile_in_child(operation: str) -> None:
     )
     try:
         _compiling_elsewhere[operation] = subprocess.Popen(
-            [multiprocessing.spawn.get_executable(), "-c", code],  # the interpreter multiprocessing would start
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            [executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-    except OSError:  # no process to start (a sandbox): the kernel compiles here when first needed
+    except Exception:  # any failure to start (a sandbox, a bad executable) costs only time
         pass
 
 
+def _reap_finished_children() -> None:
+    """Forget the children that have exited (reaping them), whether or not their operation ran; lock held."""
+    for operation, child in list(_compiling_elsewhere.items()):
+        if child.poll() is not None:
+            del _compiling_elsewhere[operation]
+
+
 def _await_compiled_elsewhere(operation: str) -> None:
-    """Wait for the child compiling the operation's kernel, if any, so that its call loads the kernel from disk."""
-    child = _compiling_elsewhere.pop(operation, None)
-    if child is not None:
-        try:
-            child.wait(_CHILD_COMPILE_TIMEOUT)
-        except subprocess.TimeoutExpired:  # compiled here instead (the same code, so the same values)
-            child.kill()
+    """Wait for the child compiling the operation's kernel, if any, so that its call loads the kernel from disk.
+
+    The child stays listed until it has exited, so that every thread calling the operation meanwhile waits.
+    """
+    child = _compiling_elsewhere.get(operation)
+    if child is None:
+        return
+    try:
+        child.wait(_CHILD_COMPILE_TIMEOUT)
+    except subprocess.TimeoutExpired:  # compiled here instead (the same code, so the same values)
+        child.kill()
+        child.wait()
+    with _compile_ahead_lock:
+        if _compiling_elsewhere.get(operation) is child:
+            del _compiling_elsewhere[operation]
 
 
 class CpuBackend(ArrayBackend):
@@ -175,12 +212,15 @@ class CpuBackend(ArrayBackend):
         unknown = set(operations) - _KERNEL_COMPILERS.keys()
         if unknown:
             raise ValueError(f"no kernel to compile ahead for {sorted(unknown)}; known: {sorted(_KERNEL_COMPILERS)}.")
-        operations = tuple(operation for operation in operations if operation not in _compiled_ahead)
-        _compiled_ahead.update(operations)
-        for operation in operations[1:]:
-            if not _on_disk(operation):
-                _compile_in_child(operation)
-        self._compile_after_rows = tuple(operation for operation in operations if operation not in _compiling_elsewhere)
+        with _compile_ahead_lock:
+            _reap_finished_children()
+            operations = tuple(operation for operation in operations if operation not in _compiled_ahead)
+            _compiled_ahead.update(operations)
+            for operation in operations[1:]:
+                if not _on_disk(operation):
+                    _compile_in_child(operation)
+            here = tuple(operation for operation in operations if operation not in _compiling_elsewhere)
+        self._compile_after_rows = here
 
     def _rows_written(self) -> None:
         """Start the daemon thread that compiles the kernels :meth:`compile_ahead` left to this process."""

@@ -142,6 +142,8 @@ def test_the_fit_prior_loosens_the_pairs_of_players_with_larger_slopes():
     chosen = _interaction_sampling._pair_penalties(singles, lasts, selected, np)
     pair = _interaction_sampling.PAIR_RIDGE_FACTOR / np.sqrt((2.0 / 1.5) * (1.0 / 1.5))
     np.testing.assert_allclose(chosen[0], np.concatenate([expected, [pair]]))
+    flat = _interaction_sampling._pair_penalties(0 * singles, 0 * lasts, None, np)  # no slopes: no player favoured
+    np.testing.assert_allclose(flat[0, 5:], _interaction_sampling.PAIR_RIDGE_FACTOR)
 
 
 @pytest.mark.parametrize(("d", "border", "n_units"), [(8, 1, 8), (8, 2, 13), (8, 2, 20), (8, 1, 30), (34, 1, 16)])

@@ -112,7 +112,10 @@ def test_compile_ahead_sends_later_kernels_not_on_disk_to_a_child(monkeypatch):
         def __init__(self, command, **_):
             started.append(command)
 
-        def wait(self, timeout):
+        def poll(self):
+            return None  # still compiling
+
+        def wait(self, timeout=None):
             waited.append(timeout)
 
     monkeypatch.setattr(_cpu, "_compiled_ahead", set())
@@ -135,11 +138,12 @@ def test_compile_ahead_sends_later_kernels_not_on_disk_to_a_child(monkeypatch):
     assert waited == [_cpu._CHILD_COMPILE_TIMEOUT] and not _cpu._compiling_elsewhere
 
 
-def test_compile_ahead_without_a_child_compiles_here(monkeypatch):
-    """No process can start (a sandbox): the kernel stays with this process's thread."""
+@pytest.mark.parametrize("failure", [OSError("no processes here"), TypeError("expected str, not NoneType")])
+def test_compile_ahead_without_a_child_compiles_here(monkeypatch, failure):
+    """No process can start (a sandbox, no executable): the kernel stays with this process's thread."""
 
     def refuse(*args, **kwargs):
-        raise OSError("no processes here")
+        raise failure
 
     monkeypatch.setattr(_cpu, "_compiled_ahead", set())
     monkeypatch.setattr(_cpu, "_compiling_elsewhere", {})
@@ -148,6 +152,50 @@ def test_compile_ahead_without_a_child_compiles_here(monkeypatch):
     backend = CpuBackend()
     backend.compile_ahead("paired_regression", "fit_oblivious_trees")
     assert backend._compile_after_rows == ("paired_regression", "fit_oblivious_trees")
+    assert not _cpu._compiling_elsewhere
+
+
+@pytest.mark.parametrize(
+    ("executable", "frozen", "runs"),
+    [
+        ("/usr/bin/python3.11", False, True),
+        ("C:\\Python311\\pythonw.exe", False, True),
+        ("/opt/pypy3/bin/pypy3", False, True),
+        ("/usr/sbin/uwsgi", False, False),  # a host program: -c would start it anew
+        ("/app/dist/myapp", True, False),  # a frozen application
+        (None, False, False),  # an embedded interpreter
+    ],
+)
+def test_a_child_runs_only_a_python_interpreter(monkeypatch, executable, frozen, runs):
+    monkeypatch.setattr(_cpu.multiprocessing.spawn, "get_executable", lambda: executable)
+    monkeypatch.setattr(_cpu.sys, "frozen", frozen, raising=False)
+    assert (_cpu._python_executable() is not None) == runs
+
+
+def test_a_child_that_overruns_is_killed_and_reaped_then_forgotten(monkeypatch):
+    """The operation waits at most _CHILD_COMPILE_TIMEOUT, kills the child and waits for its exit; finished children
+    are forgotten by the next compile_ahead, whether or not their operation ran."""
+    calls = []
+
+    class Slow:
+        def wait(self, timeout=None):
+            calls.append(("wait", timeout))
+            if timeout is not None:
+                raise subprocess.TimeoutExpired("python", timeout)
+
+        def kill(self):
+            calls.append(("kill", None))
+
+    class Done:
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(_cpu, "_compiling_elsewhere", {"fit_oblivious_trees": Slow(), "paired_regression": Done()})
+    _cpu._await_compiled_elsewhere("fit_oblivious_trees")
+    assert calls == [("wait", _cpu._CHILD_COMPILE_TIMEOUT), ("kill", None), ("wait", None)]
+    assert list(_cpu._compiling_elsewhere) == ["paired_regression"]
+    monkeypatch.setattr(_cpu, "_compiled_ahead", {"paired_regression", "fit_oblivious_trees"})
+    CpuBackend().compile_ahead("paired_regression")
     assert not _cpu._compiling_elsewhere
 
 
