@@ -132,7 +132,8 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
     target : label, int or None, default=None
         The output ``explain`` explains (a class label or an index); None: each row's predicted class.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where ``explain``'s masked rows are built.
+        Where ``explain``'s masked rows are built; checked by ``fit`` in either mode (a GPU asked
+        for and absent raises :class:`~sklearn_shapq.DeviceUnavailableError` there).
     batch_size : int or "auto", default="auto"
         Most model rows per model call in ``explain`` and the "marginal" game.
     n_jobs : int or None, default=None
@@ -395,6 +396,7 @@ class TopKShapley(RowExplainerMixin, SelectorMixin, BaseEstimator):
                 "TopKShapley requires y to be passed, but the target y is None: the estimator is trained and the "
                 "features are scored against it. Pass y, or a fitted estimator with prefit=True to explain rows only."
             )
+        resolve_backend(self.device)  # validated in either mode: a GPU asked for and absent fails here, not in explain
         estimator = self._default_estimator(y)
         if y is None:  # explain only: raw tables and missing values as in PermutationShapExplainer
             array, names, self._codec = check_table(X, name="X", **missing_value_policy(self.allow_nan, estimator))

@@ -513,3 +513,17 @@ def test_a_single_feature_is_explained_exactly_by_every_method(method):
         .explain(X[:3])
     )
     np.testing.assert_allclose(explanation.values[:, 0], 2.0 * (X[:3, 0] - X[:, 0].mean()), rtol=1e-12)
+
+
+def test_a_gpu_asked_for_and_absent_fails_at_fit_in_either_mode(monkeypatch):
+    """device is validated by fit, in selector mode too (where it is read by explain only)."""
+    from sklearn_shapq import DeviceUnavailableError
+    from sklearn_shapq.backends import _device
+
+    monkeypatch.setattr(_device, "_cuda_device_count", lambda: 0)
+    X = np.random.default_rng(0).normal(size=(40, 5))
+    y = X[:, 0] + X[:, 1]
+    with pytest.raises(DeviceUnavailableError):
+        TopKShapley(LinearRegression(), n_features_to_select=2, device="cuda").fit(X, y)
+    with pytest.raises(DeviceUnavailableError):
+        TopKShapley(LinearRegression().fit(X, y), prefit=True, device="cuda").fit(X)
