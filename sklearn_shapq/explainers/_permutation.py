@@ -509,6 +509,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
         model_rows = (n_rows * evals + 1) * explained.background.shape[0]
+        with_shapley = not exact and index != "STII"  # φ from explain's plan, counted on the same bar
+        if with_shapley:
+            model_rows += self._shapley_estimator(explained)[2]
         with (
             backend.activate(),
             progress_bar(self.progress, model_rows, "explaining interactions", " model rows") as bar,
@@ -524,6 +527,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 parts,
             )
             empty = backend.to_numpy(background_outputs.mean(axis=0))
+            shapley_estimates = self._shapley_estimates(explained, bar) if with_shapley else None
         diagnostics = {
             "exact": exact,
             "background_parts": parts,
@@ -535,13 +539,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             values, stderr = pairs, np.zeros_like(pairs)
         else:
             diagonal = np.arange(p)
-            if index == "STII":  # the Möbius singletons are exact
+            if shapley_estimates is None:  # STII: the Möbius singletons are exact
                 diagonal_stderr = np.zeros_like(singles)
             else:
-                row_sums_stderr, (singles, singles_stderr, singles_dof, _, shapley) = (
-                    singles,
-                    self._shapley_estimates(explained),
-                )
+                row_sums_stderr, (singles, singles_stderr, singles_dof, _, shapley) = singles, shapley_estimates
                 factor = 0.0 if index == "SII" else 0.25  # Var(φ_i − c Σ_j SII_ij), φ drawn apart: c = ½
                 diagonal_stderr = np.sqrt(singles_stderr**2 + factor * row_sums_stderr**2)
                 dof = np.minimum(dof, singles_dof)
@@ -666,27 +667,34 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "fit again so that the base value, the players and the plan of the budget match."
             )
 
-    def _shapley_estimates(
-        self, explained: ExplainedRows
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Return Shapley values of checked rows, their errors (n, p, k), dof (n,), base values (n, k), diagnostics."""
-        array, background = explained.array, explained.background
-        n_rows = array.shape[0]
+    def _shapley_estimator(self, explained: ExplainedRows) -> tuple[Any, np.ndarray, int]:
+        """Return the fitted plan's estimator for checked rows, the rows' keys and the model rows it will spend."""
         seed, keys = self._row_keys(explained, stream=1)
-        groups = self.feature_groups_
-        backend = resolve_backend(self.device)
         estimator = SHAPLEY_ALGORITHMS[self.algorithm_](
             self.max_evals_,
-            groups.n_players,
+            self.feature_groups_.n_players,
             seed,
             tol=self.tol,
             lam=self.lam,
             n_candidates=self.n_candidates,
         )
         # an evaluation: N rows, as many as the estimator spends (2^d for "exact"); one more for the check
-        model_rows = (n_rows * estimator.n_evals + 1) * background.shape[0]
-        with backend.activate(), progress_bar(self.progress, model_rows, "explaining", " model rows") as bar:
-            game_of, background_outputs, checks = self._games_of(explained, backend, bar, self.background_parts_)
+        return estimator, keys, (explained.array.shape[0] * estimator.n_evals + 1) * explained.background.shape[0]
+
+    def _shapley_estimates(
+        self, explained: ExplainedRows, bar: Any = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Return Shapley values of checked rows, their errors (n, p, k), dof (n,), base values (n, k), diagnostics.
+
+        ``bar``: a progress bar that counts these model rows too (its total includes them), else a bar of their own.
+        """
+        n_rows = explained.array.shape[0]
+        estimator, keys, model_rows = self._shapley_estimator(explained)
+        backend = resolve_backend(self.device)
+        own_bar = progress_bar(self.progress if bar is None else False, model_rows, "explaining", " model rows")
+        with backend.activate(), own_bar:
+            counted = own_bar if bar is None else bar
+            game_of, background_outputs, checks = self._games_of(explained, backend, counted, self.background_parts_)
             values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
             empty = backend.to_numpy(background_outputs.mean(axis=0))
         diagnostics = {

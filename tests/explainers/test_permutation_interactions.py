@@ -406,3 +406,28 @@ def test_a_dask_dataframe_with_strings_gives_the_eager_values():
     eager = explainer.explain_interactions(rows, max_evals=40)
     lazy = explainer.explain_interactions(dd.from_pandas(rows, npartitions=3), max_evals=40)
     np.testing.assert_array_equal(lazy.compute(), eager.values)
+
+
+@pytest.mark.parametrize(("index", "max_evals"), [("shap", 40), ("STII", 40), ("SII", 64)])
+def test_one_progress_bar_counts_every_model_row(monkeypatch, index, max_evals):
+    """explain_interactions shows one bar that counts all its model rows, the values' included where sampled."""
+    from sklearn_shapq.explainers import _permutation
+
+    bars = []
+
+    def recorded(enabled, total, desc, unit):
+        bar = _permutation.progress_bar.__wrapped__(enabled, total, desc, unit)
+        bars.append((enabled, bar))
+        return bar
+
+    recorded.__wrapped__ = _permutation.progress_bar
+    monkeypatch.setattr(_permutation, "progress_bar", recorded)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(14, 6))
+    explainer = fitted(lambda Z: Z[:, 0] * Z[:, 1] + np.tanh(Z[:, 2] + Z[:, 3]), X[:10], progress=True)
+    explanation = explainer.explain_interactions(X[10:], index=index, max_evals=max_evals)
+    shown = [bar for enabled, bar in bars if enabled]
+    assert len(shown) == 1
+    # the total is planned before the calls (an upper bound: the exact plan shares v(∅) and v(N) across rows)
+    assert shown[0].n == explanation.diagnostics["n_model_rows"] <= shown[0].total
+    assert shown[0].n > 0.9 * shown[0].total
