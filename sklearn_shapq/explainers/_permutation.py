@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from numbers import Integral, Real
 from typing import Any
 
@@ -391,7 +392,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
-        values, stderr, dof, empty, diagnostics = self._shapley_estimates(explained)
+        values, stderr, dof, empty, diagnostics = self._shapley_estimates(explained, self._shapley_plan(explained))
         return self._explanation(
             explained.array,
             explained.codec,
@@ -509,9 +510,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
         model_rows = (n_rows * evals + 1) * explained.background.shape[0]
-        with_shapley = not exact and index != "STII"  # φ from explain's plan, counted on the same bar
-        if with_shapley:
-            model_rows += self._shapley_estimator(explained)[2]
+        shapley_plan = None if exact or index == "STII" else self._shapley_plan(explained)
+        if shapley_plan is not None:  # φ from explain's plan, counted on the same bar
+            model_rows += shapley_plan[2]
         with (
             backend.activate(),
             progress_bar(self.progress, model_rows, "explaining interactions", " model rows") as bar,
@@ -527,7 +528,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 parts,
             )
             empty = backend.to_numpy(background_outputs.mean(axis=0))
-            shapley_estimates = self._shapley_estimates(explained, bar) if with_shapley else None
+            shapley_estimates = None if shapley_plan is None else self._shapley_estimates(explained, shapley_plan, bar)
         diagnostics = {
             "exact": exact,
             "background_parts": parts,
@@ -667,7 +668,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "fit again so that the base value, the players and the plan of the budget match."
             )
 
-    def _shapley_estimator(self, explained: ExplainedRows) -> tuple[Any, np.ndarray, int]:
+    def _shapley_plan(self, explained: ExplainedRows) -> tuple[Any, np.ndarray, int]:
         """Return the fitted plan's estimator for checked rows, the rows' keys and the model rows it will spend."""
         seed, keys = self._row_keys(explained, stream=1)
         estimator = SHAPLEY_ALGORITHMS[self.algorithm_](
@@ -682,18 +683,22 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         return estimator, keys, (explained.array.shape[0] * estimator.n_evals + 1) * explained.background.shape[0]
 
     def _shapley_estimates(
-        self, explained: ExplainedRows, bar: Any = None
+        self, explained: ExplainedRows, plan: tuple[Any, np.ndarray, int], bar: Any = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Return Shapley values of checked rows, their errors (n, p, k), dof (n,), base values (n, k), diagnostics.
 
-        ``bar``: a progress bar that counts these model rows too (its total includes them), else a bar of their own.
+        ``plan``: :meth:`_shapley_plan`'s. ``bar``: a progress bar whose total includes these model rows,
+        else a bar of their own.
         """
         n_rows = explained.array.shape[0]
-        estimator, keys, model_rows = self._shapley_estimator(explained)
+        estimator, keys, model_rows = plan
         backend = resolve_backend(self.device)
-        own_bar = progress_bar(self.progress if bar is None else False, model_rows, "explaining", " model rows")
-        with backend.activate(), own_bar:
-            counted = own_bar if bar is None else bar
+        counting = (
+            nullcontext(bar)
+            if bar is not None
+            else progress_bar(self.progress, model_rows, "explaining", " model rows")
+        )
+        with backend.activate(), counting as counted:
             game_of, background_outputs, checks = self._games_of(explained, backend, counted, self.background_parts_)
             values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
             empty = backend.to_numpy(background_outputs.mean(axis=0))
