@@ -230,6 +230,38 @@ def test_the_control_variate_is_more_accurate_and_its_bias_small_on_a_game_with_
     assert bias < 0.25 * errors["leverage"]
 
 
+def test_the_surrogates_linear_parts_never_enter_the_estimate(monkeypatch):
+    """Each fold's surrogate enters without its linear part (the regression fits that from every
+    pair): a different slope on player 0 added to every fold's surrogate, an extra tree whose leaves
+    follow player 0 alone, leaves the values unchanged. Before, each pair was corrected by its own
+    fold's linear part and the mean of the folds' Shapley values added back, so the folds' differing
+    linear parts entered the estimate."""
+    import sklearn_shapq.algorithms._leverage_control_variate as control_variate
+    from sklearn_shapq.algorithms._oblivious_boosting import ObliviousEnsemble
+
+    f, background, X = polynomial_setup(9, 10, order=5, n_background=4, n_rows=2)
+    plain, _ = run_estimator("leverage_cv", interventional_game(f, background, X), 200, seed=3)
+    fit = control_variate.fit_oblivious_boosting
+    rng = np.random.default_rng(0)
+
+    def with_slopes(masks, targets, weights, settings, backend):
+        ensemble = fit(masks, targets, weights, settings, backend)
+        _, rows, problems, depth = ensemble.players.shape
+        slope = rng.normal(scale=5.0, size=(rows, problems))  # one per row and fold
+        players = np.broadcast_to(np.arange(depth), (1, rows, problems, depth))  # level 0: player 0
+        leaves = slope[None, :, :, None] * ((np.arange(2**depth) >> (depth - 1)) & 1)
+        return ObliviousEnsemble(
+            np.concatenate([ensemble.players, players]),
+            np.concatenate([ensemble.leaves, leaves]),
+            ensemble.predictions + slope[:, None, :] * masks[:, :, :1],
+        )
+
+    monkeypatch.setattr(control_variate, "fit_oblivious_boosting", with_slopes)
+    shifted, _ = run_estimator("leverage_cv", interventional_game(f, background, X), 200, seed=3)
+    np.testing.assert_allclose(shifted.values, plain.values, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(shifted.stderr, plain.stderr, rtol=1e-9, atol=1e-10)
+
+
 def test_the_control_variate_adds_no_bias_when_the_draws_cover_most_of_a_class():
     """d = 8 at 220 evaluations draws 109 of the 127 pairs without replacement: fold g's pairs are
     never its surrogate's training pairs. Over 300 draws (brute force truth) the mean error stays
