@@ -34,8 +34,8 @@ Leverage SHAP: its control variate then fits the game nearly whole (``benchmarks
 
 
 SPLIT_LEVERAGE_MAX_FEATURES = 24
-"""Split by background parts, ``algorithm="auto"`` takes Leverage SHAP up to this d and orthogonal codes
-above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
+"""Split by background parts, ``algorithm="auto"`` takes Leverage SHAP with its control variate up to this d
+and orthogonal codes above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
 
 
 def auto_max_evals(d: int) -> int:
@@ -54,11 +54,11 @@ def resolve_algorithm(
     """Choose the estimator, budget per row and background parts for ``algorithm`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
-    exact when 2^d fits the budget; else, split by background parts, Leverage SHAP up to
-    :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on shared
-    coalitions (nothing split, or :data:`SPLIT_MAX_SHARE` of 2^d) "leverage_cv" up to
-    :data:`LEVERAGE_MAX_FEATURES`, on one part, while a row's regression fits in memory; else
-    orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
+    exact when 2^d fits the budget; else, split by background parts, "leverage_cv" (a surrogate per
+    part) up to :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on
+    shared coalitions (nothing split, or :data:`SPLIT_MAX_SHARE` of 2^d) "leverage_cv" up to
+    :data:`LEVERAGE_MAX_FEATURES`, on one part; "leverage" where a row's surrogates would not fit in
+    memory; else orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
     :func:`resolve_parts`.
 
     Returns
@@ -79,7 +79,7 @@ def resolve_algorithm(
     >>> resolve_algorithm("auto", "auto", 5), resolve_algorithm("auto", 2000, 120)
     (('exact', 500, 1), ('orthogonal', 2000, 1))
     >>> resolve_algorithm("auto", 300, 20, n_background=100), resolve_algorithm("auto", 500, 30, n_background=100)
-    (('leverage', 300, 50), ('orthogonal', 500, 100))
+    (('leverage_cv', 300, 20), ('orthogonal', 500, 100))
     >>> resolve_algorithm("auto", 500, 30, 1, n_background=100)
     ('leverage_cv', 500, 1)
     """
@@ -95,9 +95,10 @@ def resolve_algorithm(
         split = split and (background_parts != "auto" or d > MAX_ENUMERATED_PLAYERS or budget < SPLIT_MAX_SHARE * 2**d)
         algorithm = _auto_algorithm(budget, d, split)
         if split and resolve_parts(background_parts, algorithm, d, tol, n_background, budget) == 1:
-            algorithm = _auto_algorithm(budget, d, False)  # no divisor of N gives the regression parts
-        if algorithm == "leverage_cv" and background_parts == "auto":
-            return algorithm, budget, 1  # auto's control variate: one surrogate per row, on the whole background
+            split = False  # no divisor of N gives the regression parts
+            algorithm = _auto_algorithm(budget, d, split)
+        if algorithm == "leverage_cv" and background_parts == "auto" and not split:
+            return algorithm, budget, 1  # the shared control variate: one surrogate per row, on the whole background
     reason = SHAPLEY_ALGORITHMS[algorithm].refusal(budget, d)
     if reason is not None:
         raise ValueError(
@@ -168,7 +169,7 @@ def _auto_algorithm(budget: int, d: int, split: bool) -> str:
         return "exact"
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
-        for name in ("leverage",) if split else ("leverage_cv", "leverage"):  # the surrogates need more memory
+        for name in ("leverage_cv", "leverage"):  # the surrogates need more memory
             if SHAPLEY_ALGORITHMS[name].refusal(budget, d) is None:
                 return name
     if budget < SHAPLEY_ALGORITHMS["orthogonal"].minimum_evals(d):
