@@ -105,7 +105,9 @@ def test_string_columns_give_the_eager_values_whatever_dask_converts(convert_str
         collection = dd.from_pandas(rows, npartitions=3)
         values = explainer.explain(collection).compute()
     assert isinstance(collection.dtypes["workclass"], pd.StringDtype) is convert_string
-    np.testing.assert_allclose(values.to_numpy(), explainer.explain(rows).values, rtol=1e-13, atol=1e-15)
+    # the logistic pipeline's outputs move in the last bit with the rows predicted beside them (9e-16,
+    # BLAS), and a game split into 40 parts of one background row each carries that to about 1e-13
+    np.testing.assert_allclose(values.to_numpy(), explainer.explain(rows).values, rtol=1e-10, atol=1e-12)
 
 
 def test_a_converted_column_whose_missing_kind_is_lost_is_refused_naming_it():

@@ -191,7 +191,7 @@ class CpuBackend(ArrayBackend):
 
     def __init__(self) -> None:
         super().__init__(np, "cpu")
-        self._compile_after_rows: tuple[str, ...] = ()
+        self._compile_after_rows = threading.local()  # each thread's announced operations (overlapped blocks)
 
     def __reduce__(self) -> tuple:
         return (CpuBackend, ())
@@ -220,11 +220,12 @@ class CpuBackend(ArrayBackend):
                 if not _on_disk(operation):
                     _compile_in_child(operation)
             here = tuple(operation for operation in operations if operation not in _compiling_elsewhere)
-        self._compile_after_rows = here
+        self._compile_after_rows.operations = here
 
     def _rows_written(self) -> None:
         """Start the daemon thread that compiles the kernels :meth:`compile_ahead` left to this process."""
-        operations, self._compile_after_rows = self._compile_after_rows, ()
+        operations = getattr(self._compile_after_rows, "operations", ())
+        self._compile_after_rows.operations = ()
         if operations:
             thread = threading.Thread(target=_compile_kernels, args=(operations,), name="sklearn_shapq-compile")
             thread.daemon = True  # an exit does not wait for a compilation nobody needs any more

@@ -28,11 +28,6 @@ CONTROL_VARIATE_COALITIONS = 6000
 surrogates see at most this many coalitions per row in all (user guide, "A surrogate per background
 part")."""
 
-SPLIT_MAX_SHARE = 0.4
-"""Share of the 2^d coalitions from which ``algorithm="auto"`` takes shared "leverage_cv" instead of split
-Leverage SHAP: its control variate then fits the game nearly whole (``benchmarks/bench_accuracy.py``)."""
-
-
 SPLIT_LEVERAGE_MAX_FEATURES = 24
 """Split by background parts, ``algorithm="auto"`` takes Leverage SHAP with its control variate up to this d
 and orthogonal codes above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
@@ -56,8 +51,8 @@ def resolve_algorithm(
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
     exact when 2^d fits the budget; else, split by background parts, "leverage_cv" (a surrogate per
     part) up to :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on
-    shared coalitions (nothing split, or :data:`SPLIT_MAX_SHARE` of 2^d) "leverage_cv" up to
-    :data:`LEVERAGE_MAX_FEATURES`, on one part; "leverage" where a row's surrogates would not fit in
+    shared coalitions (nothing split) "leverage_cv" up to :data:`LEVERAGE_MAX_FEATURES`, on one
+    part; "leverage" where a row's surrogates would not fit in
     memory; else orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
     :func:`resolve_parts`.
 
@@ -92,7 +87,6 @@ def resolve_algorithm(
         algorithm = "exact"
     elif chosen_by_auto:
         split = background_parts != 1 and tol is None and n_background > 1
-        split = split and (background_parts != "auto" or d > MAX_ENUMERATED_PLAYERS or budget < SPLIT_MAX_SHARE * 2**d)
         algorithm = _auto_algorithm(budget, d, split)
         if split and resolve_parts(background_parts, algorithm, d, tol, n_background, budget) == 1:
             split = False  # no divisor of N gives the regression parts

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from numbers import Integral, Real
 from typing import Any
 
@@ -54,7 +53,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._overlapped_blocks import overlapped
+from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
     OUTPUTS,
@@ -68,10 +67,10 @@ from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, split_key
 
 _MAX_GAMES_PER_BLOCK = 4096
 OVERLAPPED_BLOCKS = 4
-"""Blocks the games are cut into at least (memory and batches permitting) where blocks overlap: the
-estimator's work on the last block is what stays after the model's last call."""
+"""Blocks of whole rows the explained rows are cut into at least where blocks overlap: the estimator's
+work on the last block is what stays after the model's last call."""
 OVERLAPPED_MIN_ROWS = 2**15
-"""Fewest model rows of a block cut for overlap: smaller explanations keep their blocks (and model calls)."""
+"""Fewest model rows of a block cut for overlap (about): smaller explanations keep their blocks and model calls."""
 _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, so that the estimators' kernels have games for their threads."""
 _BLOCK_BYTES = 48 * 2**20
@@ -724,9 +723,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     ) -> tuple[Callable[[slice], InterventionalGame], Any, tuple[int, int]]:
         """Return the games of blocks of explained rows, the background's outputs (device), the cost of checking them.
 
-        ``game_of(rows, model_lock=None)`` is the interventional game of rows ``rows`` split into ``parts``
-        games each; its model calls count on ``bar`` and hold ``model_lock``; the first block's v(N) call
-        checks the background's outputs.
+        ``game_of(rows, model_caller=None)`` is the interventional game of rows ``rows`` split into
+        ``parts`` games each; its model calls count on ``bar`` and run through ``model_caller``; the
+        first block's v(N) call checks the background's outputs.
         """
         array = explained.array
         model_fn = make_model_function(self.model, self.output, backend, explained.codec)
@@ -735,7 +734,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         model_fn = model_fn.counted(bar)
         background = backend.to_device(explained.background)
 
-        def game_of(rows: slice, model_lock: Any = None) -> InterventionalGame:
+        def game_of(rows: slice, model_caller: Any = None) -> InterventionalGame:
             return InterventionalGame(
                 model_fn,
                 background,
@@ -745,7 +744,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 check_background=checked and rows.start == 0,
                 n_jobs=effective_n_jobs(self.n_jobs),
                 parts=parts,
-                model_lock=model_lock,
+                model_caller=model_caller,
             )
 
         return game_of, background_outputs, checks
@@ -770,34 +769,31 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         n_rows = background.shape[0]
         return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
 
-    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm, n_games: int) -> int:
-        """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory.
-
-        On the CPU with two threads or more, also at most a :data:`OVERLAPPED_BLOCKS` th of the ``n_games``
-        (down to :data:`OVERLAPPED_MIN_ROWS` model rows a block), so that one block's model calls run
-        beside another's kernels (:func:`overlapped`).
-        """
+    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm) -> int:
+        """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""
         coalitions = max(1, estimator.n_evals - 2)
-        rows_per_game = max(1, coalitions * game.rows_per_coalition)
-        by_batch = game.n_jobs * game.batch_rows // rows_per_game
-        if self._overlaps(game.backend):
-            by_batch = min(by_batch, max(-(-n_games // OVERLAPPED_BLOCKS), -(-OVERLAPPED_MIN_ROWS // rows_per_game)))
+        by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.rows_per_coalition)
         by_batch = max(by_batch, _MIN_GAMES_PER_BLOCK)
         by_memory = _BLOCK_BYTES // max(1, estimator.bytes_per_game(game.n_outputs))
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_GAMES_PER_BLOCK))
 
     @staticmethod
-    def _overlaps(backend: Any) -> bool:
-        """Whether blocks overlap: on the CPU, with two numba threads or more (a GPU's kernels queue on its stream)."""
-        return not backend.is_gpu and numba.get_num_threads() > 1
+    def _overlaps(game: InterventionalGame) -> bool:
+        """Whether blocks overlap: on the CPU, with two numba threads or more, model calls on one thread.
+
+        A GPU's kernels queue on its stream; with ``n_jobs`` the model calls already run on threads.
+        """
+        return not game.backend.is_gpu and numba.get_num_threads() > 1 and game.n_jobs == 1
 
     def _estimate(
         self, game_of: Callable[..., InterventionalGame], n_rows: int, estimator: ShapleyAlgorithm, keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
         """Estimate every row block by block on ``game_of(rows)``, merging a split row's parts.
 
-        Blocks overlap (:func:`overlapped`): one block's model calls run beside the previous block's
-        estimator, the model called by one block at a time; the values are those of block after block.
+        Blocks overlap (:func:`overlapped`, where :meth:`_overlaps`): at least :data:`OVERLAPPED_BLOCKS`
+        of them where each keeps :data:`OVERLAPPED_MIN_ROWS` model rows, and one block's model calls
+        run (on this thread) beside the previous block's estimator; the values are those of block
+        after block.
 
         Returns
         -------
@@ -805,31 +801,35 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         parts = self.background_parts_
         with game_of(slice(0, 1)) as probe:  # the block sizes (no model call)
-            games_step = self._games_per_block(probe, estimator, n_rows * parts)
-            overlap = self._overlaps(probe.backend)
+            games_step = self._games_per_block(probe, estimator)
+            overlap = self._overlaps(probe)
+            model_rows_per_row = parts * max(1, estimator.n_evals - 2) * probe.rows_per_coalition
         rows_step = max(1, games_step // parts)
+        if overlap:
+            rows_step = min(
+                rows_step, max(-(-n_rows // OVERLAPPED_BLOCKS), -(-OVERLAPPED_MIN_ROWS // model_rows_per_row))
+            )
         merge = BackgroundPartsMerge(n_rows, self.feature_groups_.n_players, self.n_outputs_, parts)
-        model_lock = threading.Lock()
 
-        def block_estimates(rows: slice) -> tuple[list, Any, int, int]:
+        def block_estimates(rows: slice, caller: CallerThread) -> tuple[list, Any, int, int]:
             block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
-            with game_of(rows, model_lock) as game:
+            with game_of(rows, caller.call if overlap else None) as game:
                 players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
                 players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
                 estimates = []
                 for first in range(0, players.n_games, games_step):
                     games = np.arange(first, min(first + games_step, players.n_games))
-                    estimates.append(
-                        (rows.start + games // parts, estimator.estimate(players, games, block_keys[games]))
-                    )
+                    estimate = estimator.estimate(players, games, block_keys[games])
+                    estimates.append((rows.start + games // parts, estimate))
                 return estimates, game.backend, game.n_model_rows, game.n_model_calls
 
         blocks = [slice(start, min(start + rows_step, n_rows)) for start in range(0, n_rows, rows_step)]
         model_rows = model_calls = 0
-        for estimates, backend, block_rows, block_calls in overlapped(block_estimates, blocks, overlap):
-            for row_of, estimate in estimates:
-                merge.add(row_of, estimate, backend)
-            model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
+        with closing(overlapped(block_estimates, blocks, overlap and len(blocks) > 1)) as results:
+            for estimates, backend, block_rows, block_calls in results:
+                for row_of, estimate in estimates:
+                    merge.add(row_of, estimate, backend)
+                model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
         rows_estimate = merge.result()
         return (
             rows_estimate.values,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -67,9 +67,9 @@ class InterventionalGame(Game):
         Model calls run at once in threads; :meth:`close` or a ``with`` block ends them.
     parts : int
         Games per explained row; it must divide N.
-    model_lock : context manager, optional
-        Held while the game calls the model, so that games sharing it (blocks worked on at once) call
-        the model one at a time.
+    model_caller : callable, optional
+        ``model_caller(model_fn, rows)`` makes the game's model calls (without ``n_jobs`` threads): the
+        explainer's overlapped blocks run them on the thread that called ``explain``.
 
     Attributes
     ----------
@@ -107,10 +107,10 @@ class InterventionalGame(Game):
         check_background: bool = False,
         n_jobs: int = 1,
         parts: int = 1,
-        model_lock: AbstractContextManager | None = None,
+        model_caller: Callable[..., Any] | None = None,
     ) -> None:
         self.model_fn = model_fn
-        self._model_lock = nullcontext() if model_lock is None else model_lock
+        self._model_caller = model_caller
         self.check_background = bool(check_background and background_outputs is not None)
         self.background = background
         self.x = x
@@ -150,7 +150,9 @@ class InterventionalGame(Game):
     def _model(self, rows: Any) -> Any:
         self.n_model_rows += int(rows.shape[0])
         self.n_model_calls += 1
-        return self.model_fn(rows)
+        if self._model_caller is None:
+            return self.model_fn(rows)
+        return self._model_caller(self.model_fn, rows)
 
     def corner_values(self) -> tuple[Any, Any]:
         """v(∅) from the background outputs (each part's mean) and v(N) = f(x) in one model call."""
@@ -163,11 +165,9 @@ class InterventionalGame(Game):
     def _full_outputs(self) -> Any:
         """Return f(x); with ``check_background``, the background's outputs are checked in the same model call."""
         if not self.check_background:
-            with self._model_lock:
-                return self._model(self.x)
+            return self._model(self.x)
         xp = self.backend.xp
-        with self._model_lock:
-            outputs = self._model(xp.concatenate([self.x, self.background]))
+        outputs = self._model(xp.concatenate([self.x, self.background]))
         n_rows = self.x.shape[0]
         check_same_outputs(self.backend.to_numpy(outputs[n_rows:]), self.backend.to_numpy(self.background_outputs))
         return outputs[:n_rows]
@@ -191,15 +191,7 @@ class InterventionalGame(Game):
         return self._model_values(ranks.shape[0] * (self.n_players - 1), write_rows)
 
     def _model_values(self, n_coalitions: int, write_rows: Any) -> Any:
-        """Values (m, n_outputs) of coalitions whose model rows ``write_rows(start, stop, out)`` writes, batched.
-
-        The calls hold ``model_lock``: games of other blocks call the model after them, not beside them.
-        """
-        with self._model_lock:
-            return self._batched_model_values(n_coalitions, write_rows)
-
-    def _batched_model_values(self, n_coalitions: int, write_rows: Any) -> Any:
-        """:meth:`_model_values` without the lock."""
+        """Values (m, n_outputs) of coalitions whose model rows ``write_rows(start, stop, out)`` writes, batched."""
         xp = self.backend.xp
         values = xp.empty((n_coalitions, self.n_outputs), dtype=np.float64)
         # with several threads, split the work so that each gets at least one model call

@@ -128,7 +128,7 @@ def test_compile_ahead_sends_later_kernels_not_on_disk_to_a_child(monkeypatch):
         backend = CpuBackend()
         backend.compile_ahead("paired_regression", "fit_oblivious_trees")
         here = ("paired_regression", "fit_oblivious_trees") if on_disk else ("paired_regression",)
-        assert backend._compile_after_rows == here
+        assert backend._compile_after_rows.operations == here
     (command,) = started
     assert command[0] and "compile_fit_kernel()" in command[-1]
     assert "paired_regression" not in _cpu._compiling_elsewhere
@@ -151,7 +151,7 @@ def test_compile_ahead_without_a_child_compiles_here(monkeypatch, failure):
     monkeypatch.setattr(_cpu, "_on_disk", lambda operation: False)
     backend = CpuBackend()
     backend.compile_ahead("paired_regression", "fit_oblivious_trees")
-    assert backend._compile_after_rows == ("paired_regression", "fit_oblivious_trees")
+    assert backend._compile_after_rows.operations == ("paired_regression", "fit_oblivious_trees")
     assert not _cpu._compiling_elsewhere
 
 

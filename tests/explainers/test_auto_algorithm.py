@@ -8,7 +8,6 @@ from sklearn_shapq.explainers._auto_algorithm import (
     LEVERAGE_MAX_FEATURES,
     LEVERAGE_MIN_EVALS_PER_FEATURE,
     REGRESSION_SPLIT_FEATURES,
-    SPLIT_MAX_SHARE,
     auto_max_evals,
     resolve_algorithm,
     resolve_parts,
@@ -95,7 +94,8 @@ def test_auto_never_picks_a_sampler_that_refuses():
         (300, 10, 100, ("leverage_cv", 300, 20)),  # split: a surrogate per part, 6000 / 300 parts
         (500, 12, 100, ("leverage_cv", 500, 10)),  # 6000 / 500 = 12: the largest divisor of 100 below
         (100, 8, 50, ("leverage_cv", 100, 50)),  # 100 < 40% of 2^8; 6000 / 100 parts would be 60
-        (int(SPLIT_MAX_SHARE * 2**8) + 1, 8, 50, ("leverage_cv", 103, 1)),  # the shared control variate
+        (103, 8, 50, ("leverage_cv", 103, 50)),  # 40% of 2^8: split too (it was shared below 2026-11-27)
+        (255, 8, 50, ("leverage_cv", 255, 10)),  # all but v(N) and v(∅): still split, 6000 / 255 parts
         (500, 8, 50, ("exact", 500, 1)),
         (300, 20, 100, ("leverage_cv", 300, 20)),  # min(100 · 10 / 20, 6000 / 300): the surrogates' parts
         (500, 30, 100, ("orthogonal", 500, 100)),  # split, above d = 24: walks on every background row
@@ -130,7 +130,7 @@ def test_an_explicit_control_variate_gets_parts_whose_surrogates_see_a_bounded_n
             assert 120 % parts == 0 and (parts == 1 or parts * budget <= CONTROL_VARIATE_COALITIONS)
             assert parts <= max(1, 120 * min(1, REGRESSION_SPLIT_FEATURES / d))
     assert resolve_algorithm("leverage_cv", 300, 10, n_background=100) == ("leverage_cv", 300, 20)
-    assert resolve_algorithm("auto", 500, 9, n_background=100) == ("leverage_cv", 500, 1)  # auto's: shared
+    assert resolve_algorithm("auto", 500, 9, n_background=100) == ("leverage_cv", 500, 10)  # auto's: the same parts
 
 
 def test_auto_does_not_split_with_tol_and_an_explicit_split_refuses_it():
