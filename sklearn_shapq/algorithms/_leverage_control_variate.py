@@ -1,4 +1,4 @@
-"""Leverage SHAP with a cross-fitted control variate: a tree surrogate whose Shapley values are exact.
+"""Leverage SHAP with a cross-fitted control variate: a tree surrogate, less its linear part (its exact Shapley values).
 
 A regression adjustment with cross-fitting on the coalitions Leverage SHAP already evaluated (no extra
 model evaluations); design notes in ``doc/architecture.md``, figures in the user guide.
@@ -44,7 +44,7 @@ STDERR_WIDENING = 1.25
 
 @register
 class LeverageControlVariateAlgorithm(LeverageAlgorithm):
-    """Algorithm "leverage_cv": Leverage SHAP on the game minus a cross-fitted tree surrogate, plus its exact values.
+    """Algorithm "leverage_cv": Leverage SHAP on the game minus a cross-fitted tree surrogate less its linear part.
 
     Coalitions, budget and refusals are :class:`LeverageAlgorithm`'s; the surrogates cost no evaluations.
 

@@ -28,6 +28,12 @@ CONTROL_VARIATE_COALITIONS = 6000
 surrogates see at most this many coalitions per row in all (user guide, "A surrogate per background
 part")."""
 
+CONTROL_VARIATE_MIN_EVALS_PER_FEATURE = 20
+"""Split by background parts, ``algorithm="auto"`` fits a surrogate per part from 20d evaluations per row;
+below, the parts are many and small and the fits cost more than the model's calls hide (at d = 20 and
+10d, 1.19-1.23x the model's time; ``benchmarks/bench_permutation.py --d 20 --budgets 200``)."""
+
+
 SPLIT_LEVERAGE_MAX_FEATURES = 24
 """Split by background parts, ``algorithm="auto"`` takes Leverage SHAP with its control variate up to this d
 and orthogonal codes above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
@@ -49,8 +55,9 @@ def resolve_algorithm(
     """Choose the estimator, budget per row and background parts for ``algorithm`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
-    exact when 2^d fits the budget; else, split by background parts, "leverage_cv" (a surrogate per
-    part) up to :data:`SPLIT_LEVERAGE_MAX_FEATURES` from 3d evaluations, orthogonal codes above; on
+    exact when 2^d fits the budget; else, split by background parts, up to
+    :data:`SPLIT_LEVERAGE_MAX_FEATURES`, Leverage SHAP from 3d evaluations and "leverage_cv" (a
+    surrogate per part) from :data:`CONTROL_VARIATE_MIN_EVALS_PER_FEATURE` d, orthogonal codes above; on
     shared coalitions (nothing split) "leverage_cv" up to :data:`LEVERAGE_MAX_FEATURES`, on one
     part; "leverage" where a row's surrogates would not fit in
     memory; else orthogonal codes, or "mc" when the budget cannot pay one pair of orderings. Parts:
@@ -74,7 +81,9 @@ def resolve_algorithm(
     >>> resolve_algorithm("auto", "auto", 5), resolve_algorithm("auto", 2000, 120)
     (('exact', 500, 1), ('orthogonal', 2000, 1))
     >>> resolve_algorithm("auto", 300, 20, n_background=100), resolve_algorithm("auto", 500, 30, n_background=100)
-    (('leverage_cv', 300, 20), ('orthogonal', 500, 100))
+    (('leverage', 300, 50), ('orthogonal', 500, 100))
+    >>> resolve_algorithm("auto", 400, 20, n_background=100)
+    ('leverage_cv', 400, 10)
     >>> resolve_algorithm("auto", 500, 30, 1, n_background=100)
     ('leverage_cv', 500, 1)
     """
@@ -163,7 +172,8 @@ def _auto_algorithm(budget: int, d: int, split: bool) -> str:
         return "exact"
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
-        for name in ("leverage_cv", "leverage"):  # the surrogates need more memory
+        surrogates = not split or budget >= CONTROL_VARIATE_MIN_EVALS_PER_FEATURE * d
+        for name in ("leverage_cv", "leverage") if surrogates else ("leverage",):  # the surrogates need more memory
             if SHAPLEY_ALGORITHMS[name].refusal(budget, d) is None:
                 return name
     if budget < SHAPLEY_ALGORITHMS["orthogonal"].minimum_evals(d):

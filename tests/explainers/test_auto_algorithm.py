@@ -93,11 +93,13 @@ def test_auto_never_picks_a_sampler_that_refuses():
     [
         (300, 10, 100, ("leverage_cv", 300, 20)),  # split: a surrogate per part, 6000 / 300 parts
         (500, 12, 100, ("leverage_cv", 500, 10)),  # 6000 / 500 = 12: the largest divisor of 100 below
-        (100, 8, 50, ("leverage_cv", 100, 50)),  # 100 < 40% of 2^8; 6000 / 100 parts would be 60
-        (103, 8, 50, ("leverage_cv", 103, 50)),  # 40% of 2^8: split too (it was shared below 2026-11-27)
+        (100, 8, 50, ("leverage", 100, 50)),  # below 20d: no surrogates on split games
+        (103, 8, 50, ("leverage", 103, 50)),  # 40% of 2^8: split too (it was shared before 2026-11-27)
+        (160, 8, 50, ("leverage_cv", 160, 25)),  # from 20d a surrogate per part: 6000 / 160 parts
         (255, 8, 50, ("leverage_cv", 255, 10)),  # all but v(N) and v(∅): still split, 6000 / 255 parts
         (500, 8, 50, ("exact", 500, 1)),
-        (300, 20, 100, ("leverage_cv", 300, 20)),  # min(100 · 10 / 20, 6000 / 300): the surrogates' parts
+        (300, 20, 100, ("leverage", 300, 50)),  # 100 · 10 / 20: the regression's parts, below 20d
+        (400, 20, 100, ("leverage_cv", 400, 10)),  # min(100 · 10 / 20, 6000 / 400): the surrogates' parts
         (500, 30, 100, ("orthogonal", 500, 100)),  # split, above d = 24: walks on every background row
         (2000, 100, 50, ("orthogonal", 2000, 50)),
         (2000, 120, 50, ("orthogonal", 2000, 50)),  # walks cost O(d) a coalition: every background row
@@ -147,4 +149,4 @@ def test_explicit_parts_are_checked():
         resolve_parts(3, "leverage", 12, None, 100)
     with pytest.raises(ValueError, match="shared by every game"):
         resolve_parts(4, "sbq", 12, None, 100)
-    assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage_cv", 103, 2)  # asked to split
+    assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split
