@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -110,7 +110,7 @@ class CallerThread:
 
 def overlapped(
     work: Callable[[Item, CallerThread], Result], items: Iterable[Item], overlap: bool = True
-) -> Iterator[Result]:
+) -> Generator[Result, None, None]:
     """Yield ``work(item, caller)`` for each item, in order, with up to :data:`BLOCKS_IN_FLIGHT` worked on at once.
 
     ``work`` runs on worker threads (with the caller's numba thread count) and hands its model calls
