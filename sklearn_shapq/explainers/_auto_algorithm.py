@@ -35,8 +35,8 @@ below, the parts are many and small and the fits cost more than the model's call
 
 
 SPLIT_LEVERAGE_MAX_FEATURES = 24
-"""Split by background parts, ``algorithm="auto"`` takes Leverage SHAP with its control variate up to this d
-and orthogonal codes above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
+"""Split by background parts, ``algorithm="auto"`` takes Leverage SHAP (with a surrogate per part from 20d) up to
+this d and orthogonal codes above, whose walks get more parts at O(d) a coalition (``benchmarks/bench_accuracy.py``)."""
 
 
 def auto_max_evals(d: int) -> int:

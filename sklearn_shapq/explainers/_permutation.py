@@ -67,8 +67,8 @@ from sklearn_shapq.samplers import DEFAULT_CANDIDATES, DEFAULT_LAMBDA, split_key
 
 _MAX_GAMES_PER_BLOCK = 4096
 OVERLAPPED_BLOCKS = 4
-"""Blocks of whole rows the explained rows are cut into at least where blocks overlap: the estimator's
-work on the last block is what stays after the model's last call."""
+"""Blocks of whole rows the explained rows are cut into where blocks overlap (more where memory or batches
+ask for smaller ones): the estimator's work on the last block is what stays after the model's last call."""
 OVERLAPPED_MIN_ROWS = 2**15
 """Fewest model rows of a block cut for overlap (about): smaller explanations keep their blocks and model calls."""
 _MIN_GAMES_PER_BLOCK = 8
@@ -790,10 +790,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
         """Estimate every row block by block on ``game_of(rows)``, merging a split row's parts.
 
-        Blocks overlap (:func:`overlapped`, where :meth:`_overlaps`): at least :data:`OVERLAPPED_BLOCKS`
-        of them where each keeps :data:`OVERLAPPED_MIN_ROWS` model rows, and one block's model calls
-        run (on this thread) beside the previous block's estimator; the values are those of block
-        after block.
+        Blocks overlap (:func:`overlapped`, where :meth:`_overlaps`): the rows are cut into
+        :data:`OVERLAPPED_BLOCKS` blocks, fewer where a block would hold under :data:`OVERLAPPED_MIN_ROWS`
+        model rows, and one block's model calls run (on this thread) beside the previous block's
+        estimator; the values are those of block after block.
 
         Returns
         -------
