@@ -61,7 +61,8 @@ def test_the_check_rides_on_the_first_model_call(diabetes):
     explainer = PermutationShapExplainer(f, background_size=30, max_evals=200, progress=False).fit(X)
     calls.clear()
     explanation = explainer.explain(X[:2])
-    assert calls[0] == 2 + 30 and sum(calls) == explanation.diagnostics["n_model_rows"]  # v(N) and the background
+    # the background and v(N) of the first block's rows (one or both, by the estimator's memory)
+    assert calls[0] in (30 + 1, 30 + 2) and sum(calls) == explanation.diagnostics["n_model_rows"]
     assert len(calls) == explanation.diagnostics["n_model_calls"]
 
 
