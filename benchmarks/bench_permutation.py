@@ -72,7 +72,8 @@ RMSE spread), ``--budgets``, ``--quick``, ``--sampler`` (ours; default "antithet
 reference compares; ``--sampler auto`` times the default, Leverage SHAP at d = 16 and these budgets,
 with results in ``bench_permutation[_quick]_auto.json``), ``--profile`` (cProfile one explain call of ours at the
 largest budget and store the top entries), and ``--output`` (default
-``benchmarks/results/bench_permutation.json``, ``bench_permutation_quick.json`` with ``--quick``).
+``benchmarks/results/bench_permutation[_dD][_quick][_SAMPLER].json``: ``_dD`` for a ``--d`` other than
+the reference's 16, ``_quick`` with ``--quick``, ``_SAMPLER`` for a sampler other than "antithetic").
 Every explainer runs with ``progress=False``.
 """
 
@@ -102,12 +103,13 @@ except ImportError:  # a checkout that is not installed: python benchmarks/bench
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sklearn_shapq.explainers import PermutationShapExplainer
 
+REFERENCE_D = 16  # features of the reference problem; another --d names its results file _dD
 N_REFERENCE_EXPLAIN = 100  # rows drawn for explanation in the reference script (fixes the data stream)
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--d", type=int, default=16, help="number of features (reference: 16)")
+    p.add_argument("--d", type=int, default=REFERENCE_D, help="number of features (reference: 16)")
     p.add_argument("--n-train", type=int, default=5000)
     p.add_argument("--n-bg", type=int, default=100)
     p.add_argument("--n-explain", type=int, default=100, help="explained rows (default 100)")
@@ -132,6 +134,7 @@ def parse_args() -> argparse.Namespace:
         args.n_explain, args.repeats, args.seeds = min(args.n_explain, 10), 5, 2
     name = (
         "bench_permutation"
+        + ("" if args.d == REFERENCE_D else f"_d{args.d}")
         + ("_quick" if args.quick else "")
         + ("" if args.sampler == "antithetic" else f"_{args.sampler}")
     )
