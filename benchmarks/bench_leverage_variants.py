@@ -7,9 +7,10 @@ background rows, 8 explained rows, mean over ``--seeds``) of Leverage SHAP as th
 and of variants at the same evaluations per row:
 
 * ``leverage_cv``: the package's cross-fitted control variate (``algorithm="leverage_cv"``: boosted
-  oblivious trees, 25 of depth 5 at rate 0.4, fitted on the other 9 of 10 folds of pairs, exact
-  Shapley values of the surrogate), and three settings of it: ``cv depth 3``, ``cv 5 folds`` and
-  ``cv 50 trees`` (rate 0.2);
+  oblivious trees, 15 of depth 5 at rate 0.5, fitted on the other 4 of 5 folds of pairs, exact
+  Shapley values of the surrogate), and three settings of it: ``cv depth 3``, ``cv 2 folds`` (two
+  folds of 25 trees at rate 0.4, the setting before 2026-11-27's second change) and ``cv 30
+  trees`` (rate 0.25);
 
 * ``balanced``: within each size class t, the coalitions are consecutive windows of t players of
   keyed random orderings (each round of ⌊d/t⌋ windows holds every player at most once), instead of
@@ -106,18 +107,18 @@ def control_variate(
     min_sampled_pairs: int | None = None,
     kernel_sizes: bool = False,
 ) -> Callable:
-    """``leverage_cv`` as the package runs it, or with other surrogate settings, folds (jackknife
-    groups), fewest sampled pairs, or on KernelSHAP's sizes (those of ``algorithm="kernel"``)."""
+    """``leverage_cv`` as the package runs it, or with other surrogate settings, surrogate folds, fewest
+    sampled pairs, or on KernelSHAP's sizes (those of ``algorithm="kernel"``)."""
 
     def run(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
         estimator = control_variate_module.LeverageControlVariateAlgorithm
         defaults = (
             control_variate_module.SURROGATE,
-            leverage_module.JACKKNIFE_GROUPS,
+            control_variate_module.SURROGATE_FOLDS,
             control_variate_module.MIN_SAMPLED_PAIRS,
         )
         control_variate_module.SURROGATE = surrogate or defaults[0]
-        leverage_module.JACKKNIFE_GROUPS = folds or defaults[1]
+        control_variate_module.SURROGATE_FOLDS = folds or defaults[1]
         control_variate_module.MIN_SAMPLED_PAIRS = min_sampled_pairs or defaults[2]
         if kernel_sizes:
             estimator.size_weights = staticmethod(leverage_module.shapley_kernel_sizes)
@@ -126,7 +127,7 @@ def control_variate(
         finally:
             (
                 control_variate_module.SURROGATE,
-                leverage_module.JACKKNIFE_GROUPS,
+                control_variate_module.SURROGATE_FOLDS,
                 control_variate_module.MIN_SAMPLED_PAIRS,
             ) = defaults
             if kernel_sizes:
@@ -167,9 +168,9 @@ def crossfit(value: Callable, d: int, budget: int, seed: int) -> np.ndarray:
 VARIANTS = {
     "leverage": plain,
     "leverage_cv": control_variate(),
-    "cv depth 3": control_variate(BoostingSettings(n_trees=25, depth=3, learning_rate=0.4, l2=1.0)),
-    "cv 5 folds": control_variate(folds=5),
-    "cv 50 trees": control_variate(BoostingSettings(n_trees=50, depth=5, learning_rate=0.2, l2=1.0)),
+    "cv depth 3": control_variate(BoostingSettings(n_trees=15, depth=3, learning_rate=0.5, l2=1.0)),
+    "cv 2 folds": control_variate(BoostingSettings(n_trees=25, depth=5, learning_rate=0.4, l2=1.0), folds=2),
+    "cv 30 trees": control_variate(BoostingSettings(n_trees=30, depth=5, learning_rate=0.25, l2=1.0)),
     "balanced": balanced,
     "crossfit halves": crossfit,
 }

@@ -127,7 +127,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--output",
         default=None,
-        help="JSON output path (default benchmarks/results/bench_permutation[_quick].json)",
+        help="JSON output path (default benchmarks/results/bench_permutation[_dD][_quick][_SAMPLER].json)",
     )
     args = p.parse_args()
     if args.quick:

@@ -35,8 +35,8 @@ MIN_SAMPLED_PAIRS = 10
 
 SURROGATE_FOLDS = 5
 """Folds of the surrogates' cross-fitting: each pair is corrected by the surrogate fitted on the other folds
-(five fits per row and output, each on 4/5 of the pairs: 0.6-0.95x the error of two folds at 1.0-1.02x the
-time; ten cost twice as much for a few percent more)."""
+(five fits per row and output, each on 4/5 of the pairs: 0.67-0.93x the error of two folds, once 1.08x, at
+1.0-1.02x the time; ten folds of 25 trees 0.5-0.9x at 1.5-1.8x the CPU time; the user guide)."""
 
 STDERR_WIDENING = 1.25
 """Factor on the jackknife standard errors, which hold the other folds' surrogates fixed
