@@ -121,9 +121,26 @@ def check_reconstruction(expansion: KernelExpansion, model: Any, X: Any, rtol: f
         The difference exceeds the tolerance, is not finite, or the shapes differ.
     """
     rows = X.iloc[:_CHECK_ROWS] if hasattr(X, "iloc") else np.asarray(X)[:_CHECK_ROWS]
-    expected = model_output(model, rows)
-    reconstructed = np.asarray(expansion.predict(np.asarray(rows, dtype=np.float64)))
-    name = type(model).__name__
+    difference = check_outputs(
+        expansion, np.asarray(rows, dtype=np.float64), model_output(model, rows), type(model).__name__, rtol
+    )
+    expansion._checked = True
+    return difference
+
+
+def check_outputs(
+    expansion: KernelExpansion, rows: np.ndarray, expected: np.ndarray, name: str, rtol: float = 1e-8
+) -> float:
+    """Check that an expansion gives ``expected`` (A, n_outputs) on ``rows`` (A, d); return the max |difference|.
+
+    ``name`` says what gave ``expected`` in the error. The tolerance is :func:`check_reconstruction`'s.
+
+    Raises
+    ------
+    ValueError
+        The difference exceeds the tolerance, is not finite, or the shapes differ.
+    """
+    reconstructed = np.asarray(expansion.predict(rows))
     if reconstructed.shape != expected.shape:
         raise ValueError(
             f"The kernel expansion ({expansion.description}) gives outputs of shape {reconstructed.shape}, "
@@ -137,7 +154,6 @@ def check_reconstruction(expansion: KernelExpansion, model: Any, X: Any, rtol: f
             f"{difference:.3g} on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}. "
             f"The model's kernel or conventions differ from what the extraction assumed. {_ALTERNATIVE}"
         )
-    expansion._checked = True
     return difference
 
 

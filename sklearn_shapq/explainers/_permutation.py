@@ -53,6 +53,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, PRODUCT_KERNEL, ExactPath, exact_path
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -243,7 +244,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "model": "no_validation",
-        "algorithm": [RegistryNames(SHAPLEY_ALGORITHMS, extra=("auto",))],
+        "algorithm": [RegistryNames(SHAPLEY_ALGORITHMS, extra=("auto", *EXACT_PATHS))],
         "max_evals": MAX_EVALS,
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -258,7 +259,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         "random_state": RANDOM_STATE,
         "progress": PROGRESS,
         "n_jobs": N_JOBS,
-        "sampler": renamed([RegistryNames(SHAPLEY_ALGORITHMS, extra=("auto",))]),
+        "sampler": renamed([RegistryNames(SHAPLEY_ALGORITHMS, extra=("auto", *EXACT_PATHS))]),
     }
 
     def __init__(
@@ -302,8 +303,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     def _resolve(self, d: int, n_background: int) -> tuple[str, int, int]:
         """Return the estimator, budget and parts for d features; refuse what cannot run, before any work."""
+        algorithm = renamed_parameter(self, "sampler", "algorithm")
+        if algorithm in EXACT_PATHS:
+            return algorithm, 0, 1
         algorithm, budget, parts = resolve_algorithm(
-            renamed_parameter(self, "sampler", "algorithm"),
+            algorithm,
             self.max_evals,
             d,
             self.background_parts,
@@ -351,6 +355,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
             empty = backend.to_numpy(game.base_value)
             self._background_outputs = backend.to_numpy(game.background_outputs)
+        self._exact_path = self._fitted_exact_path(array, codec, groups)
+        if self._exact_path is not None:
+            plan = (self._exact_path.name, 0, 1)
         self.algorithm_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
         self.background_ = array  # that raises leaves the previous fit whole
         self._codec = codec
@@ -365,6 +372,41 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._fitted_model, self._fitted_plan = self.model, self._plan_settings()
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
+
+    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any) -> ExactPath | None:
+        """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
+        algorithm = renamed_parameter(self, "sampler", "algorithm")
+        if codec is not None:  # a raw table's codes: no product kernel takes them, shap's trees would read codes
+            if algorithm in EXACT_PATHS:
+                raise TypeError(f"algorithm={algorithm!r} takes numeric data; X has category or string columns.")
+            return None
+        return exact_path(
+            algorithm, self.model, background, self._background_outputs, groups, self.device, self.progress
+        )
+
+    def _exact_values(self, explained: ExplainedRows) -> tuple:
+        """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
+
+        The model's outputs on the rows are compared with the path's first: one model call.
+        """
+        n_rows, k = explained.array.shape[0], self.n_outputs_
+        self._check_exact_path(explained)
+        values = self._exact_path.values(explained.array)
+        empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
+        diagnostics = {
+            "algorithm": self.algorithm_,
+            "background_parts": 1,
+            "n_evals": np.zeros(n_rows, dtype=np.int64),
+            "n_model_rows": n_rows,
+            "n_model_calls": 1,
+        }
+        return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
+
+    def _check_exact_path(self, explained: ExplainedRows) -> None:
+        """Refuse rows whose model outputs are not the exact path's (a model changed since ``fit``)."""
+        backend = resolve_backend("cpu")
+        model_fn = make_model_function(self.model, self.output, backend, explained.codec)
+        self._exact_path.check(explained.array, np.asarray(model_fn(explained.array), dtype=np.float64))
 
     def _plan_settings(self) -> tuple:
         """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
@@ -399,7 +441,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             return lazy_explain(self, X)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
-        values, stderr, dof, empty, diagnostics = self._shapley_estimates(explained, self._shapley_plan(explained))
+        if self._exact_path is not None:
+            values, stderr, dof, empty, diagnostics = self._exact_values(explained)
+        else:
+            values, stderr, dof, empty, diagnostics = self._shapley_estimates(explained, self._shapley_plan(explained))
         return self._explanation(
             explained.array,
             explained.codec,
@@ -503,11 +548,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_interaction_index(index)
         self._check_unchanged()
-        budget = _checked_budget(index, max_evals, self.feature_groups_.n_players)  # refused now, not on workers
+        if self.algorithm_ == PRODUCT_KERNEL:  # exact pairs, whatever the budget
+            budget = _interaction_budget(max_evals, self.feature_groups_.n_players)
+        else:
+            budget = _checked_budget(index, max_evals, self.feature_groups_.n_players)  # refused now, not on workers
         if is_dask_collection(X):
             return lazy_interactions(self, X, index=index, max_evals=max_evals)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
+        if self.algorithm_ == PRODUCT_KERNEL:
+            return self._exact_interactions(explained, index, start_time)
         n_rows = explained.array.shape[0]
         p, k = self.feature_groups_.n_players, self.n_outputs_
         exact = p <= MAX_ENUMERATED_PLAYERS and 2**p <= budget
@@ -517,7 +567,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
         model_rows = (n_rows * evals + 1) * explained.background.shape[0]
-        shapley_plan = None if exact or index == "STII" else self._shapley_plan(explained)
+        exact_phi = self._exact_path is not None and not exact and index != "STII"  # the tree path's values
+        shapley_plan = None if exact or index == "STII" or exact_phi else self._shapley_plan(explained)
         if shapley_plan is not None:  # φ from explain's plan, counted on the same bar
             model_rows += shapley_plan[2]
         with (
@@ -536,6 +587,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             )
             empty = backend.to_numpy(background_outputs.mean(axis=0))
             shapley_estimates = None if shapley_plan is None else self._shapley_estimates(explained, shapley_plan, bar)
+            if exact_phi:
+                shapley_estimates = self._exact_values(explained)
         diagnostics = {
             "exact": exact,
             "background_parts": parts,
@@ -568,6 +621,30 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             output_names=self.output_names_,
             error_std=stderr,
             error_dof=dof,
+            compute_time=time.perf_counter() - start_time,
+            diagnostics=diagnostics,
+        )
+
+    def _exact_interactions(self, explained: ExplainedRows, index: str, start_time: float) -> Any:
+        """:meth:`explain_interactions` on the product-kernel path: the game's exact pairs."""
+        n_rows, k = explained.array.shape[0], self.n_outputs_
+        self._check_exact_path(explained)
+        values = self._exact_path.interactions(explained.array, index)
+        diagnostics = {
+            "exact": True,
+            "background_parts": 1,
+            "n_evals": np.zeros(n_rows, dtype=np.int64),
+            "n_model_rows": n_rows,
+            "n_model_calls": 1,
+        }
+        return self._explanation(
+            explained.array,
+            explained.codec,
+            values,
+            np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy(),
+            output_names=self.output_names_,
+            error_std=np.zeros_like(values),
+            error_dof=np.full(n_rows, np.inf),
             compute_time=time.perf_counter() - start_time,
             diagnostics=diagnostics,
         )

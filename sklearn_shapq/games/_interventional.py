@@ -19,9 +19,11 @@ GPU_MEMORY_BYTES = 128 * 2**20
 """The same budget on a GPU (cupy's memory pool keeps freed buffers; larger calls fill the device)."""
 
 
-BACKGROUND_RTOL = 1e-9
+BACKGROUND_RTOL = 1e-6
 """How far a model's outputs on the background may move (threads may sum in another order) before the
-model counts as changed: relative to max(1, the largest |output|)."""
+model counts as changed: relative to max(1, the largest |output|). A Gaussian process with large dual
+coefficients moves by 3e-9 with the rows predicted beside (``make_friedman1(300, 12)``, ARD RBF at its
+length-scale bounds, ``normalize_y``): 1e-9 refused it as changed."""
 
 
 def check_same_outputs(now: np.ndarray, before: np.ndarray) -> None:
