@@ -250,9 +250,10 @@ def _add_explain(commands: Any, choices: bool) -> None:
 def _explain_choices() -> tuple[list[str], list[str]]:
     """Return the registered algorithms' names and the explained outputs (imports the package's algorithms)."""
     from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
+    from sklearn_shapq.explainers._exact_paths import EXACT_PATHS
     from sklearn_shapq.games import OUTPUTS
 
-    return sorted(SHAPLEY_ALGORITHMS), list(OUTPUTS)
+    return sorted([*SHAPLEY_ALGORITHMS, *EXACT_PATHS]), list(OUTPUTS)
 
 
 def _row_slice(text: str) -> slice:
@@ -371,9 +372,10 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.progress:
         where = f"; values in {out_path}" if out_path is not None else ""
         drawn = f"; plots in {args.plots}" if plots else ""
+        budget = f"max_evals {explainer.max_evals_}, " if explainer.max_evals_ else "exact, "
         print(
             f"{PROG}: explained {len(rows)} rows x {len(explainer.feature_names_)} features of {data_path.name} "
-            f"with {explainer.algorithm_} (max_evals {explainer.max_evals_}, {explainer.background_.shape[0]} "
+            f"with {explainer.algorithm_} ({budget}{explainer.background_.shape[0]} "
             f"background rows) in {seconds:.1f} s{where}{drawn}",
             file=sys.stderr,
         )

@@ -161,8 +161,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           the game minus a cross-fitted surrogate, no extra model calls; "kernel": paired
           KernelSHAP.
         - Baselines, not exactly efficient: "owen", "owen_halved", "stratified".
-        - "auto": exact when 2^d <= ``max_evals``; else "leverage_cv", "leverage" or
-          "orthogonal" by d, budget and ``background_parts`` (``algorithm_`` says which).
+        - Exact paths, read from the model's structure, no sampling (``max_evals`` unused):
+          "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins: PKeX-Shapley of
+          the interventional game, features or groups) and "tree" (scikit-learn's tree
+          ensembles, xgboost: shap's interventional TreeSHAP, single features). Each is taken
+          where the structure gives the explained ``output`` on the background; every explain
+          checks it on the explained rows (one model call).
+        - "auto": an exact path where one applies; else exact when 2^d <= ``max_evals``; else
+          "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
+          (``algorithm_`` says which).
     max_evals : int or "auto", default="auto"
         Evaluations of the value function per explained row (walks: 2 + d − 1 per ordering;
         exact: 2^d). "auto" is max(500, 2 + 20 (d − 1)).
@@ -218,8 +225,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     n_outputs_ : int
     output_names_ : list of str or None
     algorithm_ : str
-        The algorithm ``explain`` uses ("auto" resolved for d and the budget).
+        The algorithm ``explain`` uses ("auto" resolved for the model, d and the budget).
     max_evals_ : int
+        Evaluations per row; 0 on an exact path.
     background_parts_ : int
 
     Notes
