@@ -35,8 +35,8 @@ Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An e
 coalition costs one model row per background row, for us and for the peers alike. Estimators:
 
 * ours, through ``PermutationShapExplainer(model, algorithm=..., max_evals=B, background_size=None)``:
-  "auto" (what a user gets: the column the targets are about; exact for the SVR, the Gaussian process and the
-  tree models, whose structure it reads), "auto sampled" (the estimator "auto" takes where it reads no structure,
+  "auto" (what a user gets: the column the targets are about; exact for the SVR and the Gaussian process,
+  whose dual form it reads), "auto sampled" (the estimator "auto" takes where it reads no structure,
   with its background parts), "leverage" (Leverage SHAP, split:
   ``background_parts="auto"``), "leverage shared" (``background_parts=1``: every coalition against
   the whole background, as the peers do), "leverage_cv" (Leverage SHAP with the cross-fitted tree
@@ -56,7 +56,7 @@ coalition costs one model row per background row, for us and for the peers alike
   cell's ``"skipped"`` with its reason.
 
 Printed per cell and stored in the JSON: ``auto_over_best_peer`` (issue 34's target: <= 0.5), ``auto_path``
-(the algorithm "auto" took: "product_kernel", "tree" or an estimator), ``auto_sampled_over_best_peer``,
+(the algorithm "auto" took: "product_kernel" or an estimator), ``auto_sampled_over_best_peer``,
 ``best_peer``, ``auto_seconds_over_shared_leverage``; per method ``rel_rmse``, ``sd``, ``seconds``
 and ``model_rows_per_row`` (model rows it spent per explained row, mean over seeds). OpenMP and
 BLAS pools run one thread (``threadpoolctl``): shapiq's xgboost proxies fitted on 2 shared cores

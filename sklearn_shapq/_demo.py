@@ -117,9 +117,7 @@ def _topk_section(model, background, rows, reference, X, y, seed: int) -> dict:
     local = TopKShapley(model, n_features_to_select=k, prefit=True, max_evals=budget, random_state=seed).fit(background)
     explanation, seconds = _timed(lambda: local.explain(rows))
     precision = float(ratio_precision(truth, explanation.diagnostics["top_k"]).mean())
-    walk = PermutationShapExplainer(
-        model, algorithm="leverage_cv", max_evals=budget, random_state=seed, background_size=None
-    ).fit(background)  # sampled at the same budget ("auto" would read the trees)
+    walk = PermutationShapExplainer(model, max_evals=budget, random_state=seed, background_size=None).fit(background)
     walk_result, walk_seconds = _timed(lambda: walk.explain(rows))
     values = walk_result.values
     walk_top = np.argsort(-np.abs(values), axis=1, kind="stable")[:, :k]
@@ -254,10 +252,8 @@ def run_demo(out: str = "demo_output", n_rows: int = 100, seed: int = 0) -> dict
     warm_up = PermutationShapExplainer(model, max_evals=2 * d, random_state=seed)
     warm_up.fit(background).explain(rows.iloc[:2])  # numba JIT
     explanations = []
-    for budget in (500, 2000):  # sampled: "auto" would read the trees and be exact
-        explainer = PermutationShapExplainer(
-            model, algorithm="leverage_cv", max_evals=budget, random_state=seed, background_size=None
-        )
+    for budget in ("auto", 2000):
+        explainer = PermutationShapExplainer(model, max_evals=budget, random_state=seed, background_size=None)
         explainer.fit(background)
         result, seconds = _timed(lambda explainer=explainer: explainer.explain(rows))
         explanations.append(result)

@@ -161,13 +161,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           the game minus a cross-fitted surrogate, no extra model calls; "kernel": paired
           KernelSHAP.
         - Baselines, not exactly efficient: "owen", "owen_halved", "stratified".
-        - Exact paths, read from the model's structure, no sampling (``max_evals`` unused):
-          "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins: PKeX-Shapley of
-          the interventional game, features or groups) and "tree" (scikit-learn's tree
-          ensembles, xgboost: shap's interventional TreeSHAP, single features). Each is taken
-          where the structure gives the explained ``output`` on the background; every explain
+        - The exact path, read from the model's structure, no sampling (``max_evals`` unused):
+          "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins, scaler Pipelines:
+          PKeX-Shapley of the interventional game, features or groups, exact pairs). Taken
+          where the dual form gives the explained ``output`` on the background; every explain
           checks it on the explained rows (one model call).
-        - "auto": an exact path where one applies; else exact when 2^d <= ``max_evals``; else
+        - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
           "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
           (``algorithm_`` says which).
     max_evals : int or "auto", default="auto"
@@ -486,7 +485,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         sampled: still unbiased; the errors widened 1.3x for the fits' dependence on the other
         units). The units are i.i.d.,
         so standard errors come with the estimates; the row sums Σ_j SII_ij come out exact. Draws
-        are keyed by a row's content: a row gets the same interactions alone or in any batch.
+        are keyed by a row's content: a row gets the same interactions alone or in any batch. On the
+        exact path (``algorithm_ == "product_kernel"``) the pairs are exact whatever ``max_evals``.
 
         Parameters
         ----------
@@ -575,8 +575,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         evals = 2**p if exact else border_evals(border, p) + 2 * n_units
         backend = resolve_backend(self.device)
         model_rows = (n_rows * evals + 1) * explained.background.shape[0]
-        exact_phi = self._exact_path is not None and not exact and index != "STII"  # the tree path's values
-        shapley_plan = None if exact or index == "STII" or exact_phi else self._shapley_plan(explained)
+        shapley_plan = None if exact or index == "STII" else self._shapley_plan(explained)
         if shapley_plan is not None:  # φ from explain's plan, counted on the same bar
             model_rows += shapley_plan[2]
         with (
@@ -595,8 +594,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             )
             empty = backend.to_numpy(background_outputs.mean(axis=0))
             shapley_estimates = None if shapley_plan is None else self._shapley_estimates(explained, shapley_plan, bar)
-            if exact_phi:
-                shapley_estimates = self._exact_values(explained)
         diagnostics = {
             "exact": exact,
             "background_parts": parts,
@@ -634,7 +631,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
 
     def _exact_interactions(self, explained: ExplainedRows, index: str, start_time: float) -> Any:
-        """:meth:`explain_interactions` on the product-kernel path: the game's exact pairs."""
+        """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
         self._check_exact_path(explained)
         values = self._exact_path.interactions(explained.array, index)
