@@ -250,7 +250,7 @@ def _add_explain(commands: Any, choices: bool) -> None:
 def _explain_choices() -> tuple[list[str], list[str]]:
     """Return the registered algorithms' names and the explained outputs (imports the package's algorithms)."""
     from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
-    from sklearn_shapq.explainers._exact_paths import EXACT_PATHS
+    from sklearn_shapq.explainers import EXACT_PATHS
     from sklearn_shapq.games import OUTPUTS
 
     return sorted([*SHAPLEY_ALGORITHMS, *EXACT_PATHS]), list(OUTPUTS)
