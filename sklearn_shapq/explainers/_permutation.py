@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from contextlib import closing, nullcontext
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, cast
 
 import numba
 import numpy as np
@@ -398,7 +398,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
         self._check_exact_path(explained)
-        values = self._exact_path.values(explained.array)
+        values = cast(ExactPath, self._exact_path).values(explained.array)
         empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
         diagnostics = {
             "algorithm": self.algorithm_,
@@ -413,7 +413,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """Refuse rows whose model outputs are not the exact path's (a model changed since ``fit``)."""
         backend = resolve_backend("cpu")
         model_fn = make_model_function(self.model, self.output, backend, explained.codec)
-        self._exact_path.check(explained.array, np.asarray(model_fn(explained.array), dtype=np.float64))
+        cast(ExactPath, self._exact_path).check(
+            explained.array, np.asarray(model_fn(explained.array), dtype=np.float64)
+        )
 
     def _plan_settings(self) -> tuple:
         """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
@@ -634,7 +636,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
         self._check_exact_path(explained)
-        values = self._exact_path.interactions(explained.array, index)
+        values = cast(ExactPath, self._exact_path).interactions(explained.array, index)
         diagnostics = {
             "exact": True,
             "background_parts": 1,
