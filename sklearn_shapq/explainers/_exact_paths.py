@@ -16,7 +16,6 @@ predictions agreed.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -30,62 +29,41 @@ EXACT_PATHS = (PRODUCT_KERNEL,)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
-"""Background rows on which ``fit`` compares the structure's outputs with the model's."""
+"""Background rows on which ``fit`` compares the dual form's outputs with the explained ones."""
 
 
-class ExactPath(ABC):
-    """A fitted exact path: ``values(rows)`` (n, p, k), ``predict(rows)`` (n, k), ``interactions(rows, index)``."""
-
-    name: str
-
-    @abstractmethod
-    def values(self, rows: np.ndarray) -> np.ndarray:
-        """Exact Shapley values of rows (n, d): (n, p, k)."""
-
-    @abstractmethod
-    def predict(self, rows: np.ndarray) -> np.ndarray:
-        """Return the structure's outputs on rows (n, d): (n, k), compared with the model's."""
-
-    @abstractmethod
-    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
-        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
-
-    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
-        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the structure's (a model changed)."""
-        try:
-            self._compare(rows, outputs, "the model")
-        except ValueError as exc:
-            raise ValueError(
-                f"The model's output differs from the {self.name} structure read in fit: it was refitted or changed "
-                f"in place since fit. Call fit again. ({exc})"
-            ) from exc
-
-    @abstractmethod
-    def _compare(self, rows: np.ndarray, outputs: np.ndarray, name: str) -> None:
-        """Raise a ValueError where the structure's outputs on ``rows`` are not ``outputs`` (given by ``name``)."""
-
-
-class ProductKernelPath(ExactPath):
-    """The product-kernel path: a :class:`ProductKernelShapExplainer` of the interventional game."""
+class ProductKernelPath:
+    """The product-kernel path: a fitted :class:`ProductKernelShapExplainer` of the interventional game."""
 
     name = PRODUCT_KERNEL
 
     def __init__(self, explainer: ProductKernelShapExplainer) -> None:
         self.explainer = explainer
 
+    @property
+    def checked_model_rows(self) -> int:
+        """Model rows the explainer's own check of its model calls in each ``explain``, one call."""
+        return int(self.explainer._checked_rows.shape[0])
+
     def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k)."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
         return np.asarray(self.explainer.explain(rows).values).reshape(n, p, k)
 
-    def predict(self, rows: np.ndarray) -> np.ndarray:
-        return np.asarray(self.explainer.expansion_.predict(rows))
-
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
         return np.asarray(self.explainer.explain_interactions(rows, index=index).values).reshape(n, p, p, k)
 
-    def _compare(self, rows: np.ndarray, outputs: np.ndarray, name: str) -> None:
-        check_outputs(self.explainer.expansion_, rows, outputs, name)
+    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
+        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the dual form's (a model changed)."""
+        try:
+            check_outputs(self.explainer.expansion_, rows, outputs, "the model")
+        except ValueError as exc:
+            raise ValueError(
+                "The model's output differs from the dual form read in fit: it was refitted or changed in place "
+                f"since fit. Call fit again. ({exc})"
+            ) from exc
 
 
 def exact_path(
@@ -96,7 +74,7 @@ def exact_path(
     groups: FeatureGroups,
     device: Any,
     progress: bool,
-) -> ExactPath | None:
+) -> ProductKernelPath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
     Parameters
@@ -116,7 +94,7 @@ def exact_path(
 
     Returns
     -------
-    ExactPath or None
+    ProductKernelPath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 

@@ -53,7 +53,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, PRODUCT_KERNEL, ExactPath, exact_path
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, PRODUCT_KERNEL, ProductKernelPath, exact_path
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -380,7 +380,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
 
-    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any) -> ExactPath | None:
+    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any) -> ProductKernelPath | None:
         """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
         if codec is not None:  # a raw table's codes: no product kernel takes them, shap's trees would read codes
@@ -394,28 +394,28 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_values(self, explained: ExplainedRows) -> tuple:
         """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
 
-        The model's outputs on the rows are compared with the path's first: one model call.
+        The model's outputs on the rows are compared with the path's first: one model call (and one of
+        the dual form's own check, on its anchors).
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        self._check_exact_path(explained)
-        values = cast(ExactPath, self._exact_path).values(explained.array)
+        path = self._checked_exact_path(explained)
+        values = path.values(explained.array)
         empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
         diagnostics = {
             "algorithm": self.algorithm_,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows,
-            "n_model_calls": 1,
+            "n_model_rows": n_rows + path.checked_model_rows,  # our check and the dual form's own
+            "n_model_calls": 2,
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
-    def _check_exact_path(self, explained: ExplainedRows) -> None:
-        """Refuse rows whose model outputs are not the exact path's (a model changed since ``fit``)."""
-        backend = resolve_backend("cpu")
-        model_fn = make_model_function(self.model, self.output, backend, explained.codec)
-        cast(ExactPath, self._exact_path).check(
-            explained.array, np.asarray(model_fn(explained.array), dtype=np.float64)
-        )
+    def _checked_exact_path(self, explained: ExplainedRows) -> ProductKernelPath:
+        """Return the exact path, having refused rows whose model outputs are not its own (a model changed)."""
+        path = cast(ProductKernelPath, self._exact_path)
+        model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
+        path.check(explained.array, np.asarray(model_fn(explained.array), dtype=np.float64))
+        return path
 
     def _plan_settings(self) -> tuple:
         """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
@@ -635,14 +635,14 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_interactions(self, explained: ExplainedRows, index: str, start_time: float) -> Any:
         """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        self._check_exact_path(explained)
-        values = cast(ExactPath, self._exact_path).interactions(explained.array, index)
+        path = self._checked_exact_path(explained)
+        values = path.interactions(explained.array, index)
         diagnostics = {
             "exact": True,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows,
-            "n_model_calls": 1,
+            "n_model_rows": n_rows + path.checked_model_rows,  # our check and the dual form's own
+            "n_model_calls": 2,
         }
         return self._explanation(
             explained.array,
