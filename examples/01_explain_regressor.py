@@ -49,8 +49,10 @@ print(table.head())
 # %%
 # Shapley values of 100 rows
 # --------------------------
-# 50 rows of the training data are the background. With six columns, 2^6 = 64 coalitions per row
-# fit in the default budget, so ``algorithm="auto"`` computes the values exactly.
+# 50 rows of the training data are the background. The model is a sum of trees, so
+# ``algorithm="auto"`` reads them and computes the values exactly, without sampling
+# (``algorithm_`` is "tree"); for another model, the 2^6 = 64 coalitions per row would fit the
+# default budget and be enumerated.
 explainer = PermutationShapExplainer(model, background_size=50, random_state=0).fit(table.iloc[:800])
 rows = table.iloc[800:900]
 explanation = explainer.explain(rows)

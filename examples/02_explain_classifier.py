@@ -5,7 +5,9 @@ Explain a gradient-boosted classifier
 An xgboost classifier on scikit-learn's breast-cancer data, explained by
 :class:`~sklearn_shapq.PermutationShapExplainer` and drawn with shap's plots. The explainer returns
 the positive class's margin (log-odds), so values plus base value equal
-``model.predict(X, output_margin=True)``, and every value carries a standard error.
+``model.predict(X, output_margin=True)``. The margin is a sum of trees: ``algorithm="auto"``
+reads them and returns exact values (``algorithm_`` "tree", no sampled coalitions, standard errors
+zero); ``algorithm="leverage_cv"`` would estimate them from model calls, with standard errors.
 
 Run: ``python examples/02_explain_classifier.py``.
 """
@@ -26,7 +28,7 @@ X, y = load_breast_cancer(return_X_y=True, as_frame=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 model = xgboost.XGBClassifier(n_estimators=100, max_depth=3, random_state=0).fit(X_train, y_train)
 
-explainer = PermutationShapExplainer(model, max_evals=1000, background_size=100, random_state=0)
+explainer = PermutationShapExplainer(model, background_size=100, random_state=0)
 explanation = explainer.fit(X_train).explain(X_test.iloc[:50])
 margin = model.predict(X_test.iloc[:50], output_margin=True)
 diagnostics = explanation.diagnostics  # what this explain call measured

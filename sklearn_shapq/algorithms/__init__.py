@@ -50,6 +50,7 @@ from sklearn_shapq.algorithms._topk_cmcs import cmcs_coalition_probability, cmcs
 from sklearn_shapq.algorithms._topk_leverage import LeverageTopK
 from sklearn_shapq.algorithms._topk_metrics import binary_precision, inclusion_exclusion_error, ratio_precision
 from sklearn_shapq.algorithms._topk_state import TopKResult
+from sklearn_shapq.algorithms._tree_shapley import leaf_tables, tree_interactions, tree_shapley_values
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
 from sklearn_shapq.algorithms._walk_algorithm import PermutationWalkAlgorithm
 
@@ -86,6 +87,7 @@ __all__ = [
     "combine_units",
     "enumerated_interactions",
     "exact_shapley",
+    "leaf_tables",
     "leverage_pairs",
     "extended_marginals",
     "inclusion_exclusion_error",
@@ -109,6 +111,8 @@ __all__ = [
     "stratified_plan",
     "stratified_shapley",
     "top_k_shapley",
+    "tree_interactions",
+    "tree_shapley_values",
     "walk_gains",
     "walk_units",
 ]

@@ -16,6 +16,7 @@ from sklearn_shapq.backends._product_kernel_interactions import (
     pair_interactions_array,
     pair_interactions_threaded,
 )
+from sklearn_shapq.backends._tree_shapley import TreeArrays, node_depths, tree_leaf_sums, tree_predict
 
 __all__ = [
     "ANCHORS_PER_CHUNK",
@@ -27,14 +28,18 @@ __all__ = [
     "PRODUCT_KERNEL_BACKEND_ALGORITHMS",
     "UINT64_ONE",
     "ArrayBackend",
+    "TreeArrays",
     "CpuBackend",
     "DeviceUnavailableError",
     "factor_tensor",
     "mix64",
+    "node_depths",
     "ordering_keys",
     "pair_interactions_array",
     "pair_interactions_threaded",
     "repeat_counts",
     "resolve_backend",
     "scipy_special",
+    "tree_leaf_sums",
+    "tree_predict",
 ]

@@ -1,17 +1,21 @@
 """Exact paths of :class:`PermutationShapExplainer`: its game's values from the model's structure, no sampling.
 
-The interventional game of a row, v_x(S) = mean over background rows z of f(x_S, z_{N∖S}), of a
-product-kernel model (an SVR, KernelRidge, a Gaussian process, …) has exact Shapley values in
-polynomial time: "product_kernel", by :class:`ProductKernelShapExplainer` (PKeX-Shapley), for
-features or groups, pairs included. Where the dual form read from the model gives exactly the
-outputs the permutation explainer explains (``output``; checked on the background in ``fit`` and on
-every explained row), ``algorithm="auto"`` takes these values: the expectation of every estimator,
-without variance, in no model call but the check.
+The interventional game of a row, v_x(S) = mean over background rows z of f(x_S, z_{N∖S}), has exact
+Shapley values and pairs in polynomial time for two kinds of model:
 
-shap's interventional TreeSHAP was tried as a "tree" path and dropped: on scikit-learn random
-forests of depth 6 or more on ``load_diabetes`` (shap 0.51 and 0.54) its values missed efficiency by
-up to 2 in outputs of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its
-predictions agreed.
+- "product_kernel": an SVR, KernelRidge, a Gaussian process, … by :class:`ProductKernelShapExplainer`
+  (PKeX-Shapley);
+- "tree": scikit-learn's trees, forests and gradient boosting, and xgboost, by a walk over the leaves
+  each pair of an explained row and a background row reaches (:func:`~sklearn_shapq.algorithms.tree_shapley_values`).
+
+Where the structure read from the model gives exactly the outputs the permutation explainer explains
+(``output``; checked on the background in ``fit`` and on every explained row), ``algorithm="auto"``
+takes these values: the expectation of every estimator, without variance, in no model call but the
+check.
+
+shap's interventional TreeSHAP was tried first and dropped: on scikit-learn random forests of depth 6
+or more on ``load_diabetes`` (shap 0.51 and 0.54) its values missed efficiency by up to 2 in outputs
+of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its predictions agreed.
 """
 
 from __future__ import annotations
@@ -21,29 +25,38 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
+from sklearn_shapq.algorithms import tree_interactions, tree_shapley_values
+from sklearn_shapq.backends import TreeArrays, tree_predict
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
+from sklearn_shapq.explainers._tree_models import extract_trees
 
 PRODUCT_KERNEL = "product_kernel"
-EXACT_PATHS = (PRODUCT_KERNEL,)
+TREE = "tree"
+EXACT_PATHS = (PRODUCT_KERNEL, TREE)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
-"""Background rows on which ``fit`` compares the dual form's outputs with the explained ones."""
+"""Background rows on which ``fit`` compares the structure's outputs with the explained ones."""
+TREE_RTOL = {False: 1e-9, True: 1e-5}
+"""Tolerance of the trees' outputs relative to max(1, |output|): leaves in float64, or in float32 (xgboost)."""
 
 
 class ProductKernelPath:
     """The product-kernel path: a fitted :class:`ProductKernelShapExplainer` of the interventional game."""
 
     name = PRODUCT_KERNEL
+    shares_rounding = False
+    """Its values are not completed to the model's outputs: a Gaussian process's predictions of a row move
+    (by 1e-9 relative) with the rows predicted beside it, and a row's values must not."""
 
     def __init__(self, explainer: ProductKernelShapExplainer) -> None:
         self.explainer = explainer
 
     @property
-    def checked_model_rows(self) -> int:
-        """Model rows the explainer's own check of its model calls in each ``explain``, one call."""
-        return int(self.explainer._checked_rows.shape[0])
+    def checked_model_use(self) -> tuple[int, int]:
+        """Model rows and calls of the explainer's own check in each ``explain``: its anchors, one call."""
+        return int(self.explainer._checked_rows.shape[0]), 1
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
@@ -66,23 +79,68 @@ class ProductKernelPath:
             ) from exc
 
 
+class TreePath:
+    """The tree path: the trees read from the model, the offset that completes their sum, the background.
+
+    Parameters
+    ----------
+    trees : TreeArrays
+    offset : ndarray of shape (n_outputs,)
+        The model's output minus the trees' sum (an initial or base score).
+    background : ndarray of shape (N, d)
+    groups : FeatureGroups
+    """
+
+    name = TREE
+    checked_model_use = (0, 0)
+    """No model rows or calls beyond the permutation explainer's check."""
+    shares_rounding = True
+    """The model's rounding (xgboost's float32 sums) is shared by the players: values efficient to its outputs."""
+
+    def __init__(self, trees: TreeArrays, offset: np.ndarray, background: np.ndarray, groups: FeatureGroups) -> None:
+        self.trees, self.offset, self.background, self.groups = trees, offset, background, groups
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k)."""
+        players = self.groups
+        return tree_shapley_values(self.trees, rows, self.background, players.player_of_column, players.n_players)
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
+        players = self.groups
+        return tree_interactions(self.trees, rows, self.background, players.player_of_column, players.n_players, index)
+
+    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
+        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the trees' (a model changed)."""
+        try:
+            _check_tree_outputs(self.trees, self.offset, rows, outputs, "the model")
+        except ValueError as exc:
+            raise ValueError(
+                "The model's output differs from the trees read in fit: it was refitted or changed in place "
+                f"since fit. Call fit again. ({exc})"
+            ) from exc
+
+
 def exact_path(
     algorithm: str,
     model: Any,
+    output: str,
     background: np.ndarray,
     background_outputs: np.ndarray,
     groups: FeatureGroups,
     device: Any,
     progress: bool,
-) -> ProductKernelPath | None:
+) -> ProductKernelPath | TreePath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
     Parameters
     ----------
     algorithm : str
-        "auto" (the product-kernel path, else None), "product_kernel" (that path, or an error saying
-        why not); another name: None.
+        "auto" (the product-kernel path, else the tree path, else None), "product_kernel" or "tree"
+        (that path, or an error saying why not); another name: None.
     model : fitted estimator
+    output : str
+        The explained output, resolved ("predict", "margin", "probability" or "log_odds").
     background : ndarray of shape (N, d)
         The background rows, in the model's input units.
     background_outputs : ndarray of shape (N, n_outputs)
@@ -94,7 +152,7 @@ def exact_path(
 
     Returns
     -------
-    ProductKernelPath or None
+    ProductKernelPath, TreePath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 
@@ -108,8 +166,14 @@ def exact_path(
     """
     if algorithm not in ("auto", *EXACT_PATHS):
         return None
+    if algorithm in ("auto", PRODUCT_KERNEL):
+        try:
+            return _product_kernel_path(model, background, background_outputs, groups, device, progress)
+        except (TypeError, ValueError):
+            if algorithm != "auto":
+                raise
     try:
-        return _product_kernel_path(model, background, background_outputs, groups, device, progress)
+        return _tree_path(model, output, background, background_outputs, groups)
     except (TypeError, ValueError):
         if algorithm != "auto":
             raise
@@ -132,3 +196,31 @@ def _product_kernel_path(
         progress=progress,
     )
     return ProductKernelPath(explainer.fit(background))
+
+
+def _tree_path(model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups) -> TreePath:
+    trees = extract_trees(model, outputs.shape[1], output)
+    rows, expected = background[:CHECKED_ROWS], outputs[:CHECKED_ROWS]
+    offset = (expected - tree_predict(trees, rows)).mean(axis=0)
+    _check_tree_outputs(trees, offset, rows, expected, "the explained output (output=)")
+    return TreePath(trees, offset, background, groups)
+
+
+def _check_tree_outputs(
+    trees: TreeArrays, offset: np.ndarray, rows: np.ndarray, expected: np.ndarray, name: str
+) -> None:
+    """Check that the trees plus ``offset`` give ``expected`` (n, k) on ``rows`` to :data:`TREE_RTOL`.
+
+    Raises
+    ------
+    ValueError
+        The difference exceeds the tolerance or is not finite.
+    """
+    difference = float(np.max(np.abs(tree_predict(trees, rows) + offset - expected), initial=0.0))
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    rtol = TREE_RTOL[trees.float32_sums]
+    if not difference <= rtol * scale:
+        raise ValueError(
+            f"The trees read from the model plus a constant do not give {name}: max |difference| {difference:.3g} "
+            f"on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}."
+        )

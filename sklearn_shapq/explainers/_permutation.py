@@ -53,7 +53,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, PRODUCT_KERNEL, ProductKernelPath, exact_path
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ProductKernelPath, TreePath, exact_path
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -163,9 +163,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         - Baselines, not exactly efficient: "owen", "owen_halved", "stratified".
         - The exact path, read from the model's structure, no sampling (``max_evals`` unused):
           "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins, scaler Pipelines:
-          PKeX-Shapley of the interventional game, features or groups, exact pairs). Taken
-          where the dual form gives the explained ``output`` on the background; every explain
-          checks it on the explained rows (one model call).
+          PKeX-Shapley of the interventional game, features or groups, exact pairs); "tree"
+          (scikit-learn's decision trees, random forests, extra trees, gradient boosting and
+          histogram gradient boosting, xgboost gbtree models: every leaf an explained row and a
+          background row reach, features or groups, exact pairs; computed on the CPU). Taken
+          where the structure gives the explained ``output`` on the background (a forest's
+          probability, a boosted model's margin; not a boosted model's probability); every
+          explain checks it on the explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
           "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
           (``algorithm_`` says which).
@@ -362,7 +366,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
             empty = backend.to_numpy(game.base_value)
             self._background_outputs = backend.to_numpy(game.background_outputs)
-        self._exact_path = self._fitted_exact_path(array, codec, groups)
+        self._exact_path = self._fitted_exact_path(array, codec, groups, model_fn.output)
         if self._exact_path is not None:
             plan = (self._exact_path.name, 0, 1)
         self.algorithm_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
@@ -380,42 +384,51 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
 
-    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any) -> ProductKernelPath | None:
+    def _fitted_exact_path(
+        self, background: np.ndarray, codec: Any, groups: Any, output: str
+    ) -> ProductKernelPath | TreePath | None:
         """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
-        if codec is not None:  # a raw table's codes: no product kernel takes them, shap's trees would read codes
+        if codec is not None:  # a raw table's codes: no product kernel takes them, trees would be read on codes
             if algorithm in EXACT_PATHS:
                 raise TypeError(f"algorithm={algorithm!r} takes numeric data; X has category or string columns.")
             return None
         return exact_path(
-            algorithm, self.model, background, self._background_outputs, groups, self.device, self.progress
+            algorithm, self.model, output, background, self._background_outputs, groups, self.device, self.progress
         )
 
     def _exact_values(self, explained: ExplainedRows) -> tuple:
         """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
 
-        The model's outputs on the rows are compared with the path's first: one model call (and one of
-        the dual form's own check, on its anchors).
+        The model's outputs on the rows are compared with the path's first: one model call (and the
+        dual form's own check, on its anchors). On a path that ``shares_rounding``, what the values miss
+        of the model's outputs minus the base value, the model's own rounding (xgboost's float32 sums;
+        at most the check's tolerance), is shared equally by the players: the least change that makes
+        them efficient to the model.
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        path = self._checked_exact_path(explained)
+        path, outputs = self._checked_exact_path(explained)
         values = path.values(explained.array)
         empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
+        if path.shares_rounding:
+            values += (outputs.reshape(n_rows, k) - empty - values.sum(axis=1))[:, None, :] / values.shape[1]
+        rows, calls = path.checked_model_use
         diagnostics = {
             "algorithm": self.algorithm_,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + path.checked_model_rows,  # our check and the dual form's own
-            "n_model_calls": 2,
+            "n_model_rows": n_rows + rows,  # our check and the path's own
+            "n_model_calls": 1 + calls,
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
-    def _checked_exact_path(self, explained: ExplainedRows) -> ProductKernelPath:
-        """Return the exact path, having refused rows whose model outputs are not its own (a model changed)."""
-        path = cast(ProductKernelPath, self._exact_path)
+    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ProductKernelPath | TreePath, np.ndarray]:
+        """Return the exact path and the model's outputs (n, k) on the rows, having refused outputs not its own."""
+        path = cast(ProductKernelPath | TreePath, self._exact_path)
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
-        path.check(explained.array, np.asarray(model_fn(explained.array), dtype=np.float64))
-        return path
+        outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
+        path.check(explained.array, outputs)
+        return path, outputs
 
     def _plan_settings(self) -> tuple:
         """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
@@ -540,10 +553,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from sklearn.neighbors import KNeighborsRegressor
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(200, 5))
-        >>> model = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, X[:, 0] * X[:, 1] + X[:, 2])
+        >>> model = KNeighborsRegressor().fit(X, X[:, 0] * X[:, 1] + X[:, 2])  # no structure to read: sampled
         >>> explainer = PermutationShapExplainer(model, background_size=20, random_state=0).fit(X)
         >>> interactions = explainer.explain_interactions(X[:3])
         >>> interactions.values.shape, interactions.diagnostics["exact"]
@@ -558,7 +571,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         check_interaction_index(index)
         self._check_unchanged()
-        if self.algorithm_ == PRODUCT_KERNEL:  # exact pairs, whatever the budget
+        if self.algorithm_ in EXACT_PATHS:  # exact pairs, whatever the budget
             budget = _interaction_budget(max_evals, self.feature_groups_.n_players)
         else:
             budget = _checked_budget(index, max_evals, self.feature_groups_.n_players)  # refused now, not on workers
@@ -566,7 +579,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             return lazy_interactions(self, X, index=index, max_evals=max_evals)
         start_time = time.perf_counter()
         explained = self._explained_rows(X)
-        if self.algorithm_ == PRODUCT_KERNEL:
+        if self.algorithm_ in EXACT_PATHS:
             return self._exact_interactions(explained, index, start_time)
         n_rows = explained.array.shape[0]
         p, k = self.feature_groups_.n_players, self.n_outputs_
@@ -635,14 +648,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_interactions(self, explained: ExplainedRows, index: str, start_time: float) -> Any:
         """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        path = self._checked_exact_path(explained)
+        path, _ = self._checked_exact_path(explained)
         values = path.interactions(explained.array, index)
+        rows, calls = path.checked_model_use
         diagnostics = {
             "exact": True,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + path.checked_model_rows,  # our check and the dual form's own
-            "n_model_calls": 2,
+            "n_model_rows": n_rows + rows,  # our check and the path's own
+            "n_model_calls": 1 + calls,
         }
         return self._explanation(
             explained.array,

@@ -1,0 +1,298 @@
+"""Interventional games of additive tree ensembles: numba kernels for predictions and exact leaf sums.
+
+For one explained row x and one background row z, the game v(S) = f(x_S, z_{N∖S}) of a tree is a
+sum over its leaves of the leaf's value times u(S) = [A ⊆ S] [B ∩ S = ∅]: A holds the players whose
+features only x sends down the leaf's path, B those only z sends (a player both fail is a leaf
+never reached; one both pass does not matter). A depth-first walk that follows x and z together
+visits exactly these leaves. Every order-1 and order-2 index that weighs the Möbius coefficients
+m(A ∪ T) = (−1)^{|T|}, T ⊆ B, by their size is a table entry in (|A|, |B|) per leaf: the caller
+passes the tables (Laberge and Pequignot 2022 give the Shapley case).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from sklearn_shapq.backends._threads import run_ranges
+
+_MIN_THREAD_ROWS = 4
+"""Explained rows below which a thread is not worth starting."""
+
+
+@dataclass(frozen=True)
+class TreeArrays:
+    """Additive trees in flat arrays: f(x) = Σ_t tree_t(x) (an offset is the caller's).
+
+    Attributes
+    ----------
+    feature : int64 ndarray of shape (n_nodes,)
+        The split's column; −1 at a leaf.
+    threshold : float64 ndarray of shape (n_nodes,)
+    left, right : int64 ndarray of shape (n_nodes,)
+        The children's positions in these arrays.
+    missing_left : bool ndarray of shape (n_nodes,)
+        Where NaN goes.
+    value : float64 ndarray of shape (n_nodes, n_outputs)
+        Leaf values, scaled (learning rate, forest mean).
+    roots : int64 ndarray of shape (n_trees,)
+    strict : bool
+        ``x < threshold`` goes left (xgboost); else ``x <= threshold`` (scikit-learn).
+    float32_inputs : bool
+        The model compares its inputs rounded to float32 (scikit-learn's trees, xgboost).
+    float32_sums : bool
+        The model sums its leaves in float32 (xgboost): its outputs match the trees' to float32 only.
+    max_depth : int
+        The most splits from a root to a leaf.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    missing_left: np.ndarray
+    value: np.ndarray
+    roots: np.ndarray
+    strict: bool
+    float32_inputs: bool
+    float32_sums: bool
+    max_depth: int
+
+    def inputs(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` as float64, rounded through float32 first where the model compares float32."""
+        rows = np.asarray(rows, dtype=np.float32 if self.float32_inputs else np.float64)
+        return np.ascontiguousarray(rows, dtype=np.float64)
+
+
+def node_depths(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """Depth of every node reached from ``roots``, level by level (−1 where none reaches it).
+
+    Examples
+    --------
+    >>> left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
+    >>> node_depths(left, right, np.array([0, -1, -1]), np.array([0])).tolist()
+    [0, 1, 1]
+    """
+    depth = np.full(left.shape[0], -1, dtype=np.int64)
+    level, frontier = 0, np.asarray(roots, dtype=np.int64)
+    while frontier.size:
+        depth[frontier] = level
+        inner = frontier[feature[frontier] >= 0]
+        frontier, level = np.concatenate([left[inner], right[inner]]), level + 1
+    return depth
+
+
+@numba.njit(nogil=True, cache=True)
+def _goes_left(value: float, node: int, threshold: np.ndarray, missing_left: np.ndarray, strict: bool) -> bool:
+    if value != value:  # NaN
+        return missing_left[node]
+    return value < threshold[node] if strict else value <= threshold[node]
+
+
+@numba.njit(nogil=True, cache=True)
+def _predict_kernel(
+    rows: np.ndarray,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    missing_left: np.ndarray,
+    value: np.ndarray,
+    roots: np.ndarray,
+    strict: bool,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:  # pragma: no cover - numba
+    for i in range(start, stop):
+        for t in range(roots.shape[0]):
+            node = roots[t]
+            while feature[node] >= 0:
+                go_left = _goes_left(rows[i, feature[node]], node, threshold, missing_left, strict)
+                node = left[node] if go_left else right[node]
+            for k in range(value.shape[1]):
+                out[i, k] += value[node, k]
+
+
+def tree_predict(trees: TreeArrays, rows: np.ndarray) -> np.ndarray:
+    """Σ_t tree_t(row) of every row: (n, n_outputs), each row's sum in tree order (alone or in a batch)."""
+    rows = trees.inputs(rows)
+    out = np.zeros((rows.shape[0], trees.value.shape[1]))
+    arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
+    run_ranges(lambda start, stop: _predict_kernel(rows, *arrays, trees.strict, out, start, stop), rows.shape[0], 64)
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _leaf_sums_kernel(
+    rows: np.ndarray,
+    background: np.ndarray,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    missing_left: np.ndarray,
+    value: np.ndarray,
+    roots: np.ndarray,
+    strict: bool,
+    player_of_column: np.ndarray,
+    n_players: int,
+    max_depth: int,
+    single_tables: np.ndarray,
+    pair_tables: np.ndarray,
+    with_pairs: bool,
+    singles: np.ndarray,
+    pairs: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:  # pragma: no cover - numba
+    n_outputs = value.shape[1]
+    size = 2 * max_depth + 4
+    stack_node = np.empty(size, dtype=np.int64)  # ≥ 0: enter the node; −1: leave, undoing the change below
+    stack_player = np.empty(size, dtype=np.int64)  # the player whose side the entry fixes (−1: none)
+    stack_side = np.empty(size, dtype=np.int64)  # 0: only x passes (the player joins A), 1: only z (B)
+    on_path = np.empty(max_depth + 1, dtype=np.int64)  # the players in A or B, in the order they joined
+    for i in range(start, stop):
+        x_fails = np.zeros(n_players, dtype=np.int64)  # splits on the player's columns x fails, on the path
+        z_fails = np.zeros(n_players, dtype=np.int64)
+        for b in range(background.shape[0]):
+            for t in range(roots.shape[0]):
+                top, n_on_path, size_a, size_b = 1, 0, 0, 0
+                stack_node[0], stack_player[0], stack_side[0] = roots[t], -1, 0
+                while top > 0:
+                    top -= 1
+                    node, player, side = stack_node[top], stack_player[top], stack_side[top]
+                    if node < 0:  # leave: undo the entry's change
+                        if side == 0:
+                            z_fails[player] -= 1
+                            if z_fails[player] == 0:
+                                size_a -= 1
+                                n_on_path -= 1
+                        else:
+                            x_fails[player] -= 1
+                            if x_fails[player] == 0:
+                                size_b -= 1
+                                n_on_path -= 1
+                        continue
+                    if player >= 0:
+                        if side == 0:
+                            z_fails[player] += 1
+                        else:
+                            x_fails[player] += 1
+                        if x_fails[player] > 0 and z_fails[player] > 0:  # a leaf below needs x_j and z_j: none
+                            if side == 0:
+                                z_fails[player] -= 1
+                            else:
+                                x_fails[player] -= 1
+                            continue
+                        if side == 0 and z_fails[player] == 1:
+                            size_a += 1
+                            on_path[n_on_path] = player
+                            n_on_path += 1
+                        elif side == 1 and x_fails[player] == 1:
+                            size_b += 1
+                            on_path[n_on_path] = player
+                            n_on_path += 1
+                        stack_node[top], stack_player[top], stack_side[top] = -1, player, side
+                        top += 1
+                    column = feature[node]
+                    if column < 0:  # a leaf: its game [A ⊆ S][B ∩ S = ∅] times its value
+                        if n_on_path == 0:
+                            continue
+                        for q in range(n_on_path):
+                            player_q = on_path[q]
+                            in_b = 1 if x_fails[player_q] > 0 else 0
+                            weight = single_tables[in_b, size_a, size_b]
+                            for k in range(n_outputs):
+                                singles[i, player_q, k] += weight * value[node, k]
+                            if with_pairs:
+                                for r in range(q):
+                                    player_r = on_path[r]
+                                    kind = in_b + (1 if x_fails[player_r] > 0 else 0)
+                                    pair = pair_tables[kind, size_a, size_b]
+                                    for k in range(n_outputs):
+                                        pairs[i, player_q, player_r, k] += pair * value[node, k]
+                                        pairs[i, player_r, player_q, k] += pair * value[node, k]
+                        continue
+                    x_left = _goes_left(rows[i, column], node, threshold, missing_left, strict)
+                    z_left = _goes_left(background[b, column], node, threshold, missing_left, strict)
+                    if x_left == z_left:
+                        stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
+                        top += 1
+                    else:
+                        player = player_of_column[column]
+                        stack_node[top], stack_player[top], stack_side[top] = (
+                            left[node] if x_left else right[node],
+                            player,
+                            0,
+                        )
+                        stack_node[top + 1], stack_player[top + 1], stack_side[top + 1] = (
+                            right[node] if x_left else left[node],
+                            player,
+                            1,
+                        )
+                        top += 2
+
+
+def tree_leaf_sums(
+    trees: TreeArrays,
+    rows: np.ndarray,
+    background: np.ndarray,
+    player_of_column: np.ndarray,
+    n_players: int,
+    single_tables: np.ndarray,
+    pair_tables: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sum the leaf tables over the trees and background rows, per explained row (means over the background).
+
+    Parameters
+    ----------
+    trees : TreeArrays
+    rows : ndarray of shape (n, d)
+    background : ndarray of shape (N, d)
+    player_of_column : int ndarray of shape (d,)
+    n_players : int
+    single_tables : ndarray of shape (2, D + 1, D + 1)
+        A player's weight of a leaf with |A| = a, |B| = b: ``[0, a, b]`` where it is in A, ``[1, a, b]``
+        in B (D: ``trees.max_depth``).
+    pair_tables : ndarray of shape (3, D + 1, D + 1), optional
+        A pair's weight: ``[c, a, b]`` where c of the two are in B.
+
+    Returns
+    -------
+    singles : ndarray of shape (n, n_players, n_outputs)
+    pairs : ndarray of shape (n, n_players, n_players, n_outputs) or None
+        Without ``pair_tables``: None. Each row's sums run in one fixed order, alone or in a batch.
+    """
+    rows, background = trees.inputs(rows), trees.inputs(background)
+    n, n_outputs = rows.shape[0], trees.value.shape[1]
+    singles = np.zeros((n, n_players, n_outputs))
+    with_pairs = pair_tables is not None
+    pairs = np.zeros((n, n_players, n_players, n_outputs) if with_pairs else (1, 1, 1, 1))
+    pair_weights = pair_tables if pair_tables is not None else np.zeros((3, 1, 1))
+    arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
+    players = np.ascontiguousarray(player_of_column, dtype=np.int64)
+
+    def call(start: int, stop: int) -> None:
+        _leaf_sums_kernel(
+            rows,
+            background,
+            *arrays,
+            trees.strict,
+            players,
+            n_players,
+            trees.max_depth,
+            single_tables,
+            pair_weights,
+            with_pairs,
+            singles,
+            pairs,
+            start,
+            stop,
+        )
+
+    run_ranges(call, n, _MIN_THREAD_ROWS, ranges_per_thread=4)
+    scale = 1.0 / background.shape[0]
+    return singles * scale, (pairs * scale if with_pairs else None)

@@ -1,0 +1,254 @@
+"""Read the trees of fitted tree models into :class:`~sklearn_shapq.backends.TreeArrays`.
+
+Models: scikit-learn's decision trees, random forests and extra trees (regressors' predictions,
+classifiers' probabilities), gradient boosting and histogram gradient boosting (raw scores:
+``predict`` of a regressor with the identity loss, a classifier's ``decision_function``), and
+xgboost's gbtree models (the margin). The reading gives the sum over trees; the caller finds the
+offset (an initial score, a base score) and checks the sum against the model's own outputs, so a
+model read wrongly is never explained from its trees.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from sklearn_shapq.backends import TreeArrays, node_depths
+
+_NODE_FIELDS = ("feature", "threshold", "left", "right", "missing_left", "value")
+ADDITIVE_OUTPUTS = {
+    "forest": ("predict", "probability"),  # a regressor's mean prediction, a classifier's mean class fractions
+    "boosted": ("predict", "margin"),  # the raw score: a regressor's (identity link), a classifier's
+    "xgboost": ("predict", "margin"),
+}
+"""The outputs that are sums over the trees (plus a constant), by kind of model."""
+_IDENTITY_OBJECTIVES = (
+    "reg:squarederror",
+    "reg:squaredlogerror",
+    "reg:absoluteerror",
+    "reg:pseudohubererror",
+    "reg:quantileerror",
+)
+"""xgboost regression objectives whose prediction is the raw score."""
+
+
+def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
+    """Read ``model``'s trees, giving ``n_outputs`` outputs summed over trees (up to a constant).
+
+    Parameters
+    ----------
+    model : fitted tree model
+    n_outputs : int
+        The explained outputs: a binary classifier's one (its positive class) or one per class.
+    output : {"predict", "margin", "probability", "log_odds"}
+        The explained output, resolved: only a sum over trees is read (:data:`ADDITIVE_OUTPUTS`).
+
+    Returns
+    -------
+    TreeArrays
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a tree model read here.
+    ValueError
+        ``output`` is not a sum over its trees (a boosted model's probability, a log link), its trees
+        are not read here (categorical splits, dart boosting, vector leaves), or they give another
+        number of outputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn_shapq.backends import tree_predict
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> model = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, X[:, 0])
+    >>> bool(np.allclose(tree_predict(extract_trees(model, 1, "predict"), X)[:, 0], model.predict(X)))
+    True
+    """
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.tree import BaseDecisionTree
+
+    forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+    xgboost = type(model).__module__.split(".")[0] == "xgboost"
+    boosted = (GradientBoostingRegressor, GradientBoostingClassifier)
+    histogram = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
+    if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost:
+        kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
+        link = _boosting_link(model) if kind != "forest" else "identity"
+        if output not in ADDITIVE_OUTPUTS[kind] or link != "identity":
+            raise ValueError(
+                f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a boosted model's "
+                "probability or log-odds, a prediction through a log link): explain a classifier's "
+                "output='margin', or choose a sampling algorithm."
+            )
+    if xgboost:
+        trees, strict, float32 = _xgboost_trees(model), True, True
+    elif isinstance(model, BaseDecisionTree):
+        trees, strict, float32 = [_sklearn_tree(model, 1.0)], False, True
+    elif isinstance(model, forests):
+        scale = 1.0 / len(model.estimators_)
+        trees, strict, float32 = [_sklearn_tree(tree, scale) for tree in model.estimators_], False, True
+    elif isinstance(model, boosted):
+        trees, strict, float32 = _gradient_boosting_trees(model), False, True
+    elif isinstance(model, histogram):
+        trees, strict, float32 = _histogram_boosting_trees(model), False, False
+    else:
+        raise TypeError(f"{type(model).__name__} is not a tree model read here.")
+    return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
+
+
+def _boosting_link(model: Any) -> str:
+    """Return "identity" where a boosted model's prediction (or margin) is its raw score, else "other"."""
+    if type(model).__module__.split(".")[0] == "xgboost":
+        booster = model if type(model).__name__ == "Booster" else model.get_booster()
+        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+        classifier = objective.startswith(("binary:", "multi:"))
+        return "identity" if classifier or objective in _IDENTITY_OBJECTIVES else "other"
+    loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
+    return "other" if loss in ("poisson", "gamma") else "identity"
+
+
+def _flattened(
+    trees: list[dict[str, np.ndarray]], n_outputs: int, strict: bool, float32: bool, float32_sums: bool
+) -> TreeArrays:
+    """One :class:`TreeArrays` from per-tree node arrays (children numbered within each tree)."""
+    widths = {tree["value"].shape[1] for tree in trees}
+    if len(widths) != 1:
+        raise ValueError("the trees give different numbers of outputs.")
+    width = widths.pop()
+    if width == 2 and n_outputs == 1:  # a binary classifier's probabilities: its positive class
+        for tree in trees:
+            tree["value"] = tree["value"][:, 1:]
+    elif width != n_outputs:
+        raise ValueError(f"the trees give {width} outputs; the explained output has {n_outputs}.")
+    sizes = np.array([tree["feature"].shape[0] for tree in trees], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    arrays = {field: np.concatenate([tree[field] for tree in trees]) for field in _NODE_FIELDS}
+    shift = np.repeat(offsets, sizes)
+    for side in ("left", "right"):
+        arrays[side] = np.where(arrays["feature"] >= 0, arrays[side].astype(np.int64) + shift, -1)
+    feature = arrays["feature"].astype(np.int64)
+    depth = node_depths(arrays["left"], arrays["right"], feature, offsets)
+    return TreeArrays(
+        feature=feature,
+        threshold=arrays["threshold"].astype(np.float64),
+        left=arrays["left"],
+        right=arrays["right"],
+        missing_left=arrays["missing_left"].astype(np.bool_),
+        value=np.ascontiguousarray(arrays["value"], dtype=np.float64),
+        roots=offsets,
+        strict=strict,
+        float32_inputs=float32,
+        float32_sums=float32_sums,
+        max_depth=int(depth.max()),
+    )
+
+
+def _sklearn_tree(tree_model: Any, scale: float) -> dict[str, np.ndarray]:
+    """Read a scikit-learn tree's nodes: a regressor's values, a classifier's class fractions, times ``scale``."""
+    tree = tree_model.tree_
+    value = np.asarray(tree.value, dtype=np.float64)  # (nodes, n_outputs, max_classes)
+    if hasattr(tree_model, "classes_"):
+        if value.shape[1] != 1:
+            raise ValueError("a multi-output classifier's trees are not read here.")
+        value = value[:, 0, :]
+        value = value / value.sum(axis=1, keepdims=True)
+    else:
+        value = value[:, :, 0]
+    feature = np.asarray(tree.feature, dtype=np.int64)
+    missing = getattr(tree, "missing_go_to_left", np.zeros(feature.shape[0], dtype=np.uint8))
+    return {
+        "feature": np.where(feature >= 0, feature, -1),
+        "threshold": np.asarray(tree.threshold, dtype=np.float64),
+        "left": np.asarray(tree.children_left),
+        "right": np.asarray(tree.children_right),
+        "missing_left": np.asarray(missing, dtype=np.bool_),
+        "value": value * scale,
+    }
+
+
+def _gradient_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read a gradient boosting model's stages: tree k of a stage scores output k, times the learning rate."""
+    stages = np.asarray(model.estimators_)  # (n_stages, K)
+    n_columns = stages.shape[1]
+    trees = []
+    for stage in stages:
+        for column, tree_model in enumerate(stage):
+            tree = _sklearn_tree(tree_model, model.learning_rate)
+            value = np.zeros((tree["value"].shape[0], n_columns))
+            value[:, column] = tree["value"][:, 0]
+            trees.append({**tree, "value": value})
+    return trees
+
+
+def _histogram_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read a histogram gradient boosting model's predictors (their leaves hold the shrunk values)."""
+    iterations = model._predictors  # not public: read, then checked against the model's outputs
+    n_columns = len(iterations[0])
+    trees = []
+    for predictors in iterations:
+        for column, predictor in enumerate(predictors):
+            nodes = predictor.nodes
+            if np.any(nodes["is_categorical"]):
+                raise ValueError("categorical splits are not read here.")
+            leaf = nodes["is_leaf"].astype(bool)
+            value = np.zeros((nodes.shape[0], n_columns))
+            value[:, column] = np.where(leaf, nodes["value"], 0.0)
+            trees.append(
+                {
+                    "feature": np.where(leaf, -1, nodes["feature_idx"]).astype(np.int64),
+                    "threshold": nodes["num_threshold"],
+                    "left": nodes["left"].astype(np.int64),
+                    "right": nodes["right"].astype(np.int64),
+                    "missing_left": nodes["missing_go_to_left"].astype(np.bool_),
+                    "value": value,
+                }
+            )
+    return trees
+
+
+def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read an xgboost gbtree model's trees from its JSON (split conditions and leaves in float32)."""
+    booster = model if type(model).__name__ == "Booster" else model.get_booster()
+    learner = json.loads(booster.save_raw(raw_format="json"))["learner"]
+    boosting = learner["gradient_booster"]
+    if boosting["name"] != "gbtree":
+        raise ValueError(f"xgboost's {boosting['name']!r} booster is not read here (gbtree is).")
+    forest = boosting["model"]
+    n_columns = max(1, int(learner["learner_model_param"].get("num_class", "0")))
+    n_trees = len(forest["trees"])
+    best = getattr(model, "best_iteration", None) if type(model).__name__ != "Booster" else None
+    if best is not None and "iteration_indptr" in forest:  # early stopping: the wrapper predicts with these
+        n_trees = int(forest["iteration_indptr"][best + 1])
+    trees = []
+    for tree, column in zip(forest["trees"][:n_trees], forest["tree_info"][:n_trees], strict=True):
+        if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1 or any(tree["split_type"]):
+            raise ValueError("xgboost trees with vector leaves or categorical splits are not read here.")
+        left = np.asarray(tree["left_children"], dtype=np.int64)
+        conditions = np.asarray(tree["split_conditions"], dtype=np.float32).astype(np.float64)
+        leaf = left < 0
+        value = np.zeros((left.shape[0], n_columns))
+        value[:, column] = np.where(leaf, conditions, 0.0)  # a leaf's split condition is its value
+        trees.append(
+            {
+                "feature": np.where(leaf, -1, np.asarray(tree["split_indices"], dtype=np.int64)),
+                "threshold": conditions,
+                "left": left,
+                "right": np.asarray(tree["right_children"], dtype=np.int64),
+                "missing_left": np.asarray(tree["default_left"], dtype=np.bool_),
+                "value": value,
+            }
+        )
+    return trees

@@ -1,0 +1,231 @@
+"""PermutationShapExplainer's "auto" takes a tree model's exact values: checked by enumeration."""
+
+from itertools import combinations
+from math import factorial
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.svm import SVR
+from sklearn.tree import DecisionTreeRegressor
+
+from sklearn_shapq import PermutationShapExplainer
+from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+
+xgboost = pytest.importorskip("xgboost")
+
+D = 5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, D))
+    X[:, 4] = np.round(X[:, 4])  # ties with thresholds: "<" (xgboost) against "<=" (scikit-learn) matters
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.5 * X[:, 3] ** 2 + X[:, 4] + 0.1 * rng.normal(size=300)
+    missing = X.copy()
+    missing[rng.random(X.shape) < 0.1] = np.nan
+    return X, missing, y
+
+
+MODEL_NAMES = [
+    "tree_nan",
+    "forest",
+    "extra_trees_probability",
+    "forest_classes",
+    "boosting_margin",
+    "boosting_classes",
+    "histogram_nan",
+    "histogram_classes",
+    "xgboost_nan",
+    "xgboost_classes",
+]
+
+
+@pytest.fixture(scope="module")
+def models(data):
+    """(model, ``output``, the explained output as a function of rows, the data) by name: every kind read."""
+    X, missing, y = data
+    labels, classes = (y > 0).astype(int), np.digitize(y, [-0.5, 0.8])
+    tree = DecisionTreeRegressor(max_depth=7, random_state=0).fit(missing, y)
+    forest = RandomForestRegressor(20, max_depth=9, random_state=0).fit(X, y)
+    extra_trees = ExtraTreesClassifier(10, max_depth=8, random_state=0).fit(X, labels)
+    forest_classes = RandomForestClassifier(10, max_depth=6, random_state=0).fit(X, classes)
+    boosting = GradientBoostingClassifier(n_estimators=20, random_state=0).fit(X, labels)
+    boosting_classes = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, classes)
+    histogram = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(missing, y)
+    histogram_classes = HistGradientBoostingClassifier(max_iter=15, random_state=0).fit(X, classes)
+    booster = xgboost.XGBRegressor(n_estimators=30, max_depth=6).fit(missing, y)
+    booster_classes = xgboost.XGBClassifier(n_estimators=15, max_depth=4).fit(X, classes)
+    return {
+        "tree_nan": (tree, "auto", tree.predict, missing),
+        "forest": (forest, "auto", forest.predict, X),
+        "extra_trees_probability": (extra_trees, "probability", lambda r: extra_trees.predict_proba(r)[:, 1], X),
+        "forest_classes": (forest_classes, "probability", forest_classes.predict_proba, X),
+        "boosting_margin": (boosting, "auto", boosting.decision_function, X),
+        "boosting_classes": (boosting_classes, "auto", boosting_classes.decision_function, X),
+        "histogram_nan": (histogram, "auto", histogram.predict, missing),
+        "histogram_classes": (histogram_classes, "auto", histogram_classes.decision_function, X),
+        "xgboost_nan": (booster, "auto", booster.predict, missing),
+        "xgboost_classes": (booster_classes, "auto", lambda r: booster_classes.predict(r, output_margin=True), X),
+    }
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_auto_gives_the_enumerated_values_of_the_interventional_game(models, name):
+    model, output, predict, X = models[name]
+    rows, background = X[:3], X[100:120]
+    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
+    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("tree", 0, 1)
+    explanation = explainer.explain(rows)
+    values = explanation.values.reshape(3, D, -1)
+    # xgboost sums its leaves in float32: its game is known to float32 only
+    tolerance = {"rtol": 1e-5, "atol": 1e-5} if name.startswith("xgboost") else {"rtol": 1e-9, "atol": 1e-12}
+    for x, phi in zip(rows, values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
+        np.testing.assert_allclose(phi, expected.reshape(D, -1), **tolerance)
+    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
+    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), **tolerance)
+    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    diagnostics = explanation.diagnostics
+    assert diagnostics["algorithm"] == "tree"
+    assert (diagnostics["n_model_calls"], diagnostics["n_model_rows"]) == (1, 3)  # the check that it is unchanged
+
+
+def test_feature_groups_get_the_enumerated_values_of_the_groups(data):
+    X, _, y = data
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    model = RandomForestRegressor(10, max_depth=8, random_state=0).fit(X, y)
+    groups = {"ab": ["a", "b"], "de": ["d", "e"]}
+    explainer = PermutationShapExplainer(model, feature_groups=groups, background_size=None, progress=False)
+    explanation = explainer.fit(frame.iloc[60:76]).explain(frame.iloc[:3])
+    assert explainer.algorithm_ == "tree"
+    members = [[0, 1], [2], [3, 4]]  # players by first column: ab, c, de
+    background = X[60:76]
+    for x, phi in zip(X[:3], explanation.values, strict=True):
+
+        def value(players, x=x):
+            columns = [c for p in players for c in members[p]]
+            return interventional_value(model.predict, x, background, columns)[()]
+
+        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
+    assert explanation.feature_names == ["ab", "c", "de"]
+
+
+def _coalition_table(predict, x, background):
+    """v(S) of every coalition, code bit j = player j: (2^D, k)."""
+    return np.array(
+        [
+            np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
+            for code in range(1 << D)
+        ]
+    )
+
+
+def test_interactions_are_the_enumerated_pairs_whatever_the_budget(data):
+    X, _, y = data
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)
+    background = X[60:72]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    sii = explainer.explain_interactions(X[:2], index="SII", max_evals=20)
+    faith = explainer.explain_interactions(X[:2], index="FSII", max_evals=20)
+    assert sii.diagnostics["exact"] and faith.diagnostics["exact"]
+    np.testing.assert_array_equal(sii.error_std, 0.0)
+    for x, sii_matrix, faith_matrix in zip(X[:2], sii.values, faith.values, strict=True):
+        table = _coalition_table(model.predict, x, background)
+
+        def v(s, table=table):
+            return table[sum(1 << j for j in s), 0]
+
+        for i, j in combinations(range(D), 2):  # SII_ij = Σ_S |S|!(d−|S|−2)!/(d−1)! ∇_ij(S)
+            others = [c for c in range(D) if c not in (i, j)]
+            expected = sum(
+                factorial(size)
+                * factorial(D - size - 2)
+                / factorial(D - 1)
+                * (v(s + (i, j)) - v(s + (i,)) - v(s + (j,)) + v(s))
+                for size in range(D - 1)
+                for s in combinations(others, size)
+            )
+            np.testing.assert_allclose(sii_matrix[i, j], expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(faith_matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+    shap_matrix = explainer.explain_interactions(X[:2]).values
+    np.testing.assert_allclose(shap_matrix.sum(axis=2), explainer.explain(X[:2]).values, atol=1e-12)
+
+
+def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
+    X, _, y = data
+    model = RandomForestRegressor(10, random_state=0).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=30, random_state=0, progress=False).fit(X)
+    batch = explainer.explain(X[:9]).values
+    for row in range(9):
+        np.testing.assert_array_equal(explainer.explain(X[row : row + 1]).values[0], batch[row])
+
+
+@pytest.mark.parametrize(
+    ("model_name", "output"),
+    [("histogram", "probability"), ("histogram", "log_odds"), ("poisson", "auto"), ("forest", "log_odds")],
+)
+def test_outputs_that_are_not_sums_over_trees_sample_and_refuse_the_explicit_path(data, model_name, output):
+    X, _, y = data
+    model = {
+        "histogram": lambda: HistGradientBoostingClassifier(max_iter=10).fit(X, y > 0),
+        "poisson": lambda: HistGradientBoostingRegressor(loss="poisson", max_iter=10).fit(X, np.exp(y / 4)),
+        "forest": lambda: RandomForestClassifier(5, random_state=0).fit(X, y > 0),
+    }[model_name]()
+    sampled = PermutationShapExplainer(model, output=output, background_size=10, progress=False).fit(X)
+    assert sampled.algorithm_ not in ("tree", "product_kernel")
+    forced = PermutationShapExplainer(model, output=output, algorithm="tree", background_size=10, progress=False)
+    with pytest.raises(ValueError, match="not a sum over its trees"):
+        forced.fit(X)
+
+
+def test_early_stopping_explains_the_trees_xgboost_predicts_with(data):
+    X, _, y = data
+    model = xgboost.XGBRegressor(n_estimators=300, learning_rate=0.5, early_stopping_rounds=2)
+    model.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])], verbose=False)
+    assert model.best_iteration < 299
+    explainer = PermutationShapExplainer(model, background_size=20, progress=False).fit(X)
+    assert explainer.algorithm_ == "tree"
+    explanation = explainer.explain(X[:3])
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(X[:3]), atol=1e-5)
+
+
+def test_other_models_and_raw_tables_sample_and_refuse_the_explicit_path(data):
+    X, _, y = data
+    with pytest.raises(TypeError, match="not a tree model"):
+        PermutationShapExplainer(SVR().fit(X, y), algorithm="tree", background_size=10, progress=False).fit(X)
+    frame = pd.DataFrame(X, columns=list("abcde")).assign(e=lambda f: pd.Categorical(f["e"].astype(int)))
+    model = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(frame, y)
+    assert PermutationShapExplainer(model, background_size=10, progress=False).fit(frame).algorithm_ != "tree"
+    with pytest.raises(TypeError, match="numeric data"):
+        PermutationShapExplainer(model, algorithm="tree", background_size=10, progress=False).fit(frame)
+
+
+def test_a_model_refitted_in_place_is_refused(data):
+    X, _, y = data
+    model = RandomForestRegressor(5, random_state=0).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=10, progress=False).fit(X)
+    model.fit(X, -y)
+    with pytest.raises(ValueError, match="refitted or changed in place"):
+        explainer.explain(X[:2])
+
+
+def test_xgboost_values_are_efficient_to_its_float32_outputs_and_alone_as_in_a_batch(data):
+    X, _, y = data
+    model = xgboost.XGBRegressor(n_estimators=40, max_depth=5).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=30, progress=False).fit(X)
+    explanation = explainer.explain(X[:6])
+    assert explainer.algorithm_ == "tree"
+    outputs = model.predict(X[:6]).astype(np.float64)  # float32 sums: 1e-7 from the trees' float64 sum
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, outputs, rtol=0, atol=1e-12)
+    for row in range(6):
+        np.testing.assert_array_equal(explainer.explain(X[row : row + 1]).values[0], explanation.values[row])

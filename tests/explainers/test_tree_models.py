@@ -1,0 +1,112 @@
+"""Reading tree models: the trees' sum is the model's output up to a constant; what is not read is refused."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesRegressor,
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+)
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_shapq.backends import TreeArrays, tree_predict
+from sklearn_shapq.explainers._tree_models import extract_trees
+
+xgboost = pytest.importorskip("xgboost")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    X[:, 3] = np.round(X[:, 3] * 2) / 2  # values on the thresholds
+    return X, X[:, 0] - X[:, 1] * X[:, 2] + X[:, 3]
+
+
+@pytest.mark.parametrize(
+    ("make", "output", "predict"),
+    [
+        (lambda: ExtraTreesRegressor(8, random_state=0), "predict", lambda m, X: m.predict(X)),
+        (lambda: GradientBoostingRegressor(n_estimators=15, random_state=0), "predict", lambda m, X: m.predict(X)),
+        (
+            lambda: HistGradientBoostingRegressor(max_iter=15, loss="absolute_error"),
+            "predict",
+            lambda m, X: m.predict(X),
+        ),
+        (lambda: xgboost.XGBRegressor(n_estimators=10, max_depth=3), "predict", lambda m, X: m.predict(X)),
+    ],
+)
+def test_the_trees_sum_to_the_output_up_to_a_constant(data, make, output, predict):
+    X, y = data
+    model = make().fit(X, y)
+    trees = extract_trees(model, 1, output)
+    difference = predict(model, X) - tree_predict(trees, X)[:, 0]
+    assert np.ptp(difference) < (1e-5 if trees.float32_sums else 1e-12)
+
+
+def test_a_booster_alone_is_read(data):
+    X, y = data
+    booster = xgboost.XGBRegressor(n_estimators=5, max_depth=3).fit(X, y).get_booster()
+    trees = extract_trees(booster, 1, "predict")
+    difference = booster.inplace_predict(X) - tree_predict(trees, X)[:, 0]
+    assert np.ptp(difference) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("make", "labels", "n_outputs", "output", "error", "match"),
+    [
+        (lambda: LinearRegression(), "y", 1, "predict", TypeError, "not a tree model"),
+        (lambda: xgboost.XGBRegressor(n_estimators=3, booster="dart"), "y", 1, "predict", ValueError, "'dart'"),
+        (
+            lambda: xgboost.XGBRegressor(n_estimators=3, objective="count:poisson"),
+            "count",
+            1,
+            "predict",
+            ValueError,
+            "not a sum",
+        ),
+        (lambda: xgboost.XGBClassifier(n_estimators=3), "binary", 1, "probability", ValueError, "not a sum"),
+        (lambda: RandomForestClassifier(3, random_state=0), "three", 2, "probability", ValueError, "3 outputs"),
+        (lambda: DecisionTreeClassifier(random_state=0), "two_columns", 2, "probability", ValueError, "multi-output"),
+    ],
+)
+def test_what_is_not_read_is_refused(data, make, labels, n_outputs, output, error, match):
+    X, y = data
+    target = {
+        "y": y,
+        "count": np.round(np.exp(y / 3)),
+        "binary": y > 0,
+        "three": np.digitize(y, [-0.5, 0.5]),
+        "two_columns": np.column_stack([y > 0, y > 1]),
+    }[labels]
+    with pytest.raises(error, match=match):
+        extract_trees(make().fit(X, target), n_outputs, output)
+
+
+def test_categorical_splits_are_refused(data):
+    X, y = data
+    codes = X.copy()
+    codes[:, 3] = np.abs(np.round(X[:, 3] * 2))
+    model = HistGradientBoostingRegressor(max_iter=5, categorical_features=[3]).fit(codes, y + codes[:, 3] % 2)
+    with pytest.raises(ValueError, match="categorical splits"):
+        extract_trees(model, 1, "predict")
+
+
+def test_ties_go_left_with_less_or_equal_and_right_with_less_than():
+    stump = dict(
+        feature=np.array([0, -1, -1]),
+        threshold=np.array([0.5, 0.0, 0.0]),
+        left=np.array([1, -1, -1]),
+        right=np.array([2, -1, -1]),
+        missing_left=np.array([False, False, False]),
+        value=np.array([[0.0], [1.0], [2.0]]),
+        roots=np.array([0]),
+        float32_inputs=False,
+        float32_sums=False,
+        max_depth=1,
+    )
+    rows = np.array([[0.5], [np.nan], [0.4]])
+    assert tree_predict(TreeArrays(strict=False, **stump), rows)[:, 0].tolist() == [1.0, 2.0, 1.0]
+    assert tree_predict(TreeArrays(strict=True, **stump), rows)[:, 0].tolist() == [2.0, 2.0, 1.0]
