@@ -69,8 +69,9 @@ Rerun
 
 Options: ``--n-explain`` (explained rows), ``--repeats`` (timing repeats), ``--seeds`` (seeds for the
 RMSE spread), ``--budgets``, ``--quick``, ``--sampler`` (ours; default "antithetic", the walk the
-reference compares; ``--sampler auto`` times the default, Leverage SHAP at d = 16 and these budgets,
-with results in ``bench_permutation[_quick]_auto.json``), ``--profile`` (cProfile one explain call of ours at the
+reference compares; ``--sampler auto`` times what the default samples, Leverage SHAP at d = 16 and
+these budgets (the default itself reads an xgboost model's trees: exact values, no sampling), with
+results in ``bench_permutation[_quick]_auto.json``), ``--profile`` (cProfile one explain call of ours at the
 largest budget and store the top entries), and ``--output`` (default
 ``benchmarks/results/bench_permutation[_dD][_quick][_SAMPLER].json``: ``_dD`` for a ``--d`` other than
 the reference's 16, ``_quick`` with ``--quick``, ``_SAMPLER`` for a sampler other than "antithetic").
@@ -102,6 +103,7 @@ try:
 except ImportError:  # a checkout that is not installed: python benchmarks/bench_permutation.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sklearn_shapq.explainers import PermutationShapExplainer
+from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
 
 REFERENCE_D = 16  # features of the reference problem; another --d names its results file _dD
 N_REFERENCE_EXPLAIN = 100  # rows drawn for explanation in the reference script (fixes the data stream)
@@ -245,10 +247,23 @@ def env_info() -> dict:
 # the two explainers
 
 
+def sampled(sampler, budget, d, n_background):
+    """Return the algorithm and background parts of ``sampler``: "auto" gives what it samples.
+
+    "auto" itself reads an xgboost model's trees (exact, no sampling); this benchmark times sampling.
+    """
+    if sampler != "auto":
+        return sampler, "auto"
+    algorithm, _, parts = resolve_algorithm("auto", budget, d, "auto", None, n_background)
+    return algorithm, parts
+
+
 def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
+    algorithm, parts = sampled(sampler, budget, bg.shape[1], len(bg))
     explainer = PermutationShapExplainer(
         model,
-        algorithm=sampler,
+        algorithm=algorithm,
+        background_parts=parts,
         max_evals=budget,
         background_size=None,
         random_state=seed,
@@ -296,8 +311,15 @@ def time_model_replay(booster, batches, repeats):
 
 
 def profile_ours(model, bg, Xex, budget, sampler, top=20):
+    algorithm, parts = sampled(sampler, budget, bg.shape[1], len(bg))
     explainer = PermutationShapExplainer(
-        model, algorithm=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
+        model,
+        algorithm=algorithm,
+        background_parts=parts,
+        max_evals=budget,
+        background_size=None,
+        random_state=0,
+        progress=False,
     ).fit(bg)
     prof = cProfile.Profile()
     prof.enable()

@@ -29,7 +29,7 @@ from sklearn_shapq.algorithms import tree_interactions, tree_shapley_values
 from sklearn_shapq.backends import TreeArrays, tree_predict
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
-from sklearn_shapq.explainers._tree_models import extract_trees
+from sklearn_shapq.explainers._tree_models import column_wise_preprocessing, extract_trees
 
 PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
@@ -88,7 +88,10 @@ class TreePath:
     offset : ndarray of shape (n_outputs,)
         The model's output minus the trees' sum (an initial or base score).
     background : ndarray of shape (N, d)
+        In the trees' input units (after ``preprocessing``).
     groups : FeatureGroups
+    preprocessing : fitted transformer or None
+        A Pipeline's column-wise steps before the trees: applied to the explained rows.
     """
 
     name = TREE
@@ -97,23 +100,39 @@ class TreePath:
     shares_rounding = True
     """The model's rounding (xgboost's float32 sums) is shared by the players: values efficient to its outputs."""
 
-    def __init__(self, trees: TreeArrays, offset: np.ndarray, background: np.ndarray, groups: FeatureGroups) -> None:
+    def __init__(
+        self,
+        trees: TreeArrays,
+        offset: np.ndarray,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any = None,
+    ) -> None:
         self.trees, self.offset, self.background, self.groups = trees, offset, background, groups
+        self.preprocessing = preprocessing
+
+    def _inputs(self, rows: np.ndarray) -> np.ndarray:
+        """Return the trees' inputs of ``rows``: through the Pipeline's column-wise steps, if any."""
+        return _preprocessed(self.preprocessing, rows)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
         players = self.groups
-        return tree_shapley_values(self.trees, rows, self.background, players.player_of_column, players.n_players)
+        inputs = self._inputs(rows)
+        return tree_shapley_values(self.trees, inputs, self.background, players.player_of_column, players.n_players)
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``."""
         players = self.groups
-        return tree_interactions(self.trees, rows, self.background, players.player_of_column, players.n_players, index)
+        inputs = self._inputs(rows)
+        return tree_interactions(
+            self.trees, inputs, self.background, players.player_of_column, players.n_players, index
+        )
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the trees' (a model changed)."""
         try:
-            _check_tree_outputs(self.trees, self.offset, rows, outputs, "the model")
+            _check_tree_outputs(self.trees, self.offset, self._inputs(rows), outputs, "the model")
         except ValueError as exc:
             raise ValueError(
                 "The model's output differs from the trees read in fit: it was refitted or changed in place "
@@ -199,11 +218,29 @@ def _product_kernel_path(
 
 
 def _tree_path(model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups) -> TreePath:
-    trees = extract_trees(model, outputs.shape[1], output)
-    rows, expected = background[:CHECKED_ROWS], outputs[:CHECKED_ROWS]
+    preprocessing, final = column_wise_preprocessing(model)
+    trees = extract_trees(final, outputs.shape[1], output)
+    inputs = _preprocessed(preprocessing, background)
+    if inputs.shape != background.shape:
+        raise TypeError(
+            f"The Pipeline's steps before the trees give {inputs.shape[1]} columns of {background.shape[1]}."
+        )
+    rows, expected = inputs[:CHECKED_ROWS], outputs[:CHECKED_ROWS]
     offset = (expected - tree_predict(trees, rows)).mean(axis=0)
     _check_tree_outputs(trees, offset, rows, expected, "the explained output (output=)")
-    return TreePath(trees, offset, background, groups)
+    return TreePath(trees, offset, inputs, groups, preprocessing)
+
+
+def _preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:
+    """Return ``rows`` through ``preprocessing`` (named columns where it was fitted on a DataFrame), as float64."""
+    if preprocessing is None:
+        return rows
+    names = getattr(preprocessing, "feature_names_in_", None)
+    if names is not None:
+        import pandas as pd
+
+        rows = pd.DataFrame(rows, columns=list(names))
+    return np.asarray(preprocessing.transform(rows), dtype=np.float64)
 
 
 def _check_tree_outputs(

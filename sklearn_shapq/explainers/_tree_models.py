@@ -34,6 +34,44 @@ _IDENTITY_OBJECTIVES = (
 """xgboost regression objectives whose prediction is the raw score."""
 
 
+def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
+    """Split a Pipeline into its column-wise steps and its last step; another model: (None, model).
+
+    A column-wise step maps each column to one column from that column alone (scalers, quantile and
+    power transforms, ordinal binning, imputation without indicators), so a tree on its outputs splits
+    on the same players as on its inputs.
+
+    Raises
+    ------
+    TypeError
+        A step that is not column-wise (it may mix or add columns).
+    """
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import (
+        KBinsDiscretizer,
+        MaxAbsScaler,
+        MinMaxScaler,
+        PowerTransformer,
+        QuantileTransformer,
+        RobustScaler,
+        StandardScaler,
+    )
+
+    if not isinstance(model, Pipeline):
+        return None, model
+    column_wise = (MaxAbsScaler, MinMaxScaler, PowerTransformer, QuantileTransformer, RobustScaler, StandardScaler)
+    for name, step in model.steps[:-1]:
+        imputer = type(step) is SimpleImputer and not step.add_indicator
+        ordinal = type(step) is KBinsDiscretizer and step.encode == "ordinal"
+        if not (type(step) in column_wise or imputer or ordinal or step in (None, "passthrough")):
+            raise TypeError(
+                f"The Pipeline's step {name!r} ({type(step).__name__}) is not read as column-wise: the tree path "
+                "takes scalers, quantile and power transforms, ordinal binning and SimpleImputer before the trees."
+            )
+    return model[:-1], model.steps[-1][1]
+
+
 def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     """Read ``model``'s trees, giving ``n_outputs`` outputs summed over trees (up to a constant).
 

@@ -14,6 +14,9 @@ from sklearn.ensemble import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures, QuantileTransformer
 from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
@@ -229,3 +232,31 @@ def test_xgboost_values_are_efficient_to_its_float32_outputs_and_alone_as_in_a_b
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, outputs, rtol=0, atol=1e-12)
     for row in range(6):
         np.testing.assert_array_equal(explainer.explain(X[row : row + 1]).values[0], explanation.values[row])
+
+
+def test_a_pipeline_of_column_wise_steps_before_the_trees_gets_the_enumerated_values(data):
+    _, missing, y = data
+    frame = pd.DataFrame(missing, columns=list("abcde"))
+    model = make_pipeline(
+        SimpleImputer(), QuantileTransformer(n_quantiles=40), RandomForestRegressor(10, max_depth=8, random_state=0)
+    ).fit(frame, y)
+    background, rows = frame.iloc[100:120], frame.iloc[:3]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "tree"
+    explanation = explainer.explain(rows)
+    for x, phi in zip(rows.to_numpy(), explanation.values, strict=True):
+        expected = brute_force_shapley(
+            lambda s, x=x: interventional_value(
+                lambda r: model.predict(pd.DataFrame(r, columns=list("abcde"))), x, background.to_numpy(), s
+            )[()],
+            D,
+        )
+        np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_a_pipeline_that_mixes_columns_samples_and_refuses_the_explicit_path(data):
+    X, _, y = data
+    model = make_pipeline(PolynomialFeatures(), RandomForestRegressor(5, random_state=0)).fit(X, y)
+    assert PermutationShapExplainer(model, background_size=10, progress=False).fit(X).algorithm_ != "tree"
+    with pytest.raises(TypeError, match="not read as column-wise"):
+        PermutationShapExplainer(model, algorithm="tree", background_size=10, progress=False).fit(X)
