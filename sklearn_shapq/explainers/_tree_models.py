@@ -19,11 +19,14 @@ from sklearn_shapq.backends import TreeArrays, node_depths
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "missing_left", "value")
 ADDITIVE_OUTPUTS = {
-    "forest": ("predict", "probability"),  # a regressor's mean prediction, a classifier's mean class fractions
-    "boosted": ("predict", "margin"),  # the raw score: a regressor's (identity link), a classifier's
-    "xgboost": ("predict", "margin"),
+    ("forest", False): ("predict",),  # a regressor's mean prediction
+    ("forest", True): ("probability",),  # a classifier's mean class fractions (not its label)
+    ("boosted", False): ("predict",),  # the raw score of an identity link
+    ("boosted", True): ("margin",),
+    ("xgboost", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
+    ("xgboost", True): ("predict", "margin"),  # a classifier's "predict" is refused before (labels)
 }
-"""The outputs that are sums over the trees (plus a constant), by kind of model."""
+"""The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
 _IDENTITY_OBJECTIVES = (
     "reg:squarederror",
     "reg:squaredlogerror",
@@ -106,6 +109,7 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     >>> bool(np.allclose(tree_predict(extract_trees(model, 1, "predict"), X)[:, 0], model.predict(X)))
     True
     """
+    from sklearn.base import is_classifier
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         ExtraTreesRegressor,
@@ -125,11 +129,11 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost:
         kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
         link = _boosting_link(model) if kind != "forest" else "identity"
-        if output not in ADDITIVE_OUTPUTS[kind] or link != "identity":
+        if output not in ADDITIVE_OUTPUTS[kind, is_classifier(model)] or link != "identity":
             raise ValueError(
-                f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a boosted model's "
-                "probability or log-odds, a prediction through a log link): explain a classifier's "
-                "output='margin', or choose a sampling algorithm."
+                f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a class label, a "
+                "boosted model's probability or log-odds, a prediction through a log link): explain a forest's "
+                "output='probability' or a boosted classifier's output='margin', or choose a sampling algorithm."
             )
     if xgboost:
         trees, strict, float32 = _xgboost_trees(model), True, True

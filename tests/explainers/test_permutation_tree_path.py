@@ -175,7 +175,13 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
 
 @pytest.mark.parametrize(
     ("model_name", "output"),
-    [("histogram", "probability"), ("histogram", "log_odds"), ("poisson", "auto"), ("forest", "log_odds")],
+    [
+        ("histogram", "probability"),
+        ("histogram", "log_odds"),
+        ("poisson", "auto"),
+        ("forest", "log_odds"),
+        ("forest", "predict"),  # the label: on unanimous votes it equals the probability, elsewhere not
+    ],
 )
 def test_outputs_that_are_not_sums_over_trees_sample_and_refuse_the_explicit_path(data, model_name, output):
     X, _, y = data
