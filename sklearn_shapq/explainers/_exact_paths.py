@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
+from sklearn_shapq._progress import progress_bar
 from sklearn_shapq.algorithms import tree_interactions, tree_shapley_values
 from sklearn_shapq.backends import TreeArrays, tree_predict
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
@@ -38,6 +39,8 @@ EXACT_PATHS = (PRODUCT_KERNEL, TREE)
 
 CHECKED_ROWS = 64
 """Background rows on which ``fit`` compares the structure's outputs with the explained ones."""
+TREE_BLOCK_ROWS = 256
+"""Explained rows the tree path computes at once (between progress updates)."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
 """Tolerance of the trees' outputs relative to max(1, |output|): leaves in float64, or in float32 (xgboost)."""
 
@@ -92,6 +95,9 @@ class TreePath:
     groups : FeatureGroups
     preprocessing : fitted transformer or None
         A Pipeline's column-wise steps before the trees: applied to the explained rows.
+    progress : bool
+        A bar over the explained rows, worked in blocks of :data:`TREE_BLOCK_ROWS` (a row's values
+        do not depend on its block).
     """
 
     name = TREE
@@ -107,9 +113,10 @@ class TreePath:
         background: np.ndarray,
         groups: FeatureGroups,
         preprocessing: Any = None,
+        progress: bool = False,
     ) -> None:
         self.trees, self.offset, self.background, self.groups = trees, offset, background, groups
-        self.preprocessing = preprocessing
+        self.preprocessing, self.progress = preprocessing, progress
 
     def _inputs(self, rows: np.ndarray) -> np.ndarray:
         """Return the trees' inputs of ``rows``: through the Pipeline's column-wise steps, if any."""
@@ -117,17 +124,29 @@ class TreePath:
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
-        players = self.groups
-        inputs = self._inputs(rows)
-        return tree_shapley_values(self.trees, inputs, self.background, players.player_of_column, players.n_players)
+        players = self.groups.player_of_column, self.groups.n_players
+        return self._blocks(
+            rows, "explaining", lambda block: tree_shapley_values(self.trees, block, self.background, *players)
+        )
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``."""
-        players = self.groups
-        inputs = self._inputs(rows)
-        return tree_interactions(
-            self.trees, inputs, self.background, players.player_of_column, players.n_players, index
+        players = self.groups.player_of_column, self.groups.n_players
+        return self._blocks(
+            rows,
+            "explaining interactions",
+            lambda block: tree_interactions(self.trees, block, self.background, *players, index),
         )
+
+    def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
+        """Return ``compute`` of the trees' inputs of ``rows``, block by block, with a bar over the rows."""
+        inputs = self._inputs(rows)
+        blocks = []
+        with progress_bar(self.progress, inputs.shape[0], desc, " rows") as bar:
+            for start in range(0, max(inputs.shape[0], 1), TREE_BLOCK_ROWS):  # no rows: one empty block
+                blocks.append(compute(inputs[start : start + TREE_BLOCK_ROWS]))
+                bar.update(blocks[-1].shape[0])
+        return np.concatenate(blocks)
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the trees' (a model changed)."""
@@ -192,7 +211,7 @@ def exact_path(
             if algorithm != "auto":
                 raise
     try:
-        return _tree_path(model, output, background, background_outputs, groups)
+        return _tree_path(model, output, background, background_outputs, groups, progress)
     except (TypeError, ValueError):
         if algorithm != "auto":
             raise
@@ -217,7 +236,9 @@ def _product_kernel_path(
     return ProductKernelPath(explainer.fit(background))
 
 
-def _tree_path(model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups) -> TreePath:
+def _tree_path(
+    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+) -> TreePath:
     preprocessing, final = column_wise_preprocessing(model)
     trees = extract_trees(final, outputs.shape[1], output)
     inputs = _preprocessed(preprocessing, background)
@@ -228,7 +249,7 @@ def _tree_path(model: Any, output: str, background: np.ndarray, outputs: np.ndar
     rows, expected = inputs[:CHECKED_ROWS], outputs[:CHECKED_ROWS]
     offset = (expected - tree_predict(trees, rows)).mean(axis=0)
     _check_tree_outputs(trees, offset, rows, expected, "the explained output (output=)")
-    return TreePath(trees, offset, inputs, groups, preprocessing)
+    return TreePath(trees, offset, inputs, groups, preprocessing, progress)
 
 
 def _preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:

@@ -266,3 +266,12 @@ def test_a_pipeline_that_mixes_columns_samples_and_refuses_the_explicit_path(dat
     assert PermutationShapExplainer(model, background_size=10, progress=False).fit(X).algorithm_ != "tree"
     with pytest.raises(TypeError, match="not read as column-wise"):
         PermutationShapExplainer(model, algorithm="tree", background_size=10, progress=False).fit(X)
+
+
+def test_rows_beyond_one_block_are_the_rows_explained_alone(data):
+    X, _, y = data
+    model = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=10, progress=False).fit(X)
+    many = np.concatenate([X, X])[:300]  # 300 rows: two blocks of the tree path
+    values = explainer.explain(many).values
+    np.testing.assert_array_equal(values[250:300], explainer.explain(many[250:300]).values)
