@@ -83,7 +83,20 @@ def leaf_tables(index: str | None, depth: int) -> tuple[np.ndarray, np.ndarray |
 def tree_shapley_values(
     trees: TreeArrays, rows: np.ndarray, background: np.ndarray, player_of_column: np.ndarray, n_players: int
 ) -> np.ndarray:
-    """Exact Shapley values (n, n_players, n_outputs) of the interventional games of ``rows`` over ``background``.
+    """Exact Shapley values of the interventional games of ``rows`` over ``background``.
+
+    Parameters
+    ----------
+    trees : TreeArrays
+    rows : ndarray of shape (n, d)
+    background : ndarray of shape (N, d)
+    player_of_column : int ndarray of shape (d,)
+        Each column's player (a feature group's columns share one).
+    n_players : int
+
+    Returns
+    -------
+    ndarray of shape (n, n_players, n_outputs)
 
     Examples
     --------
@@ -100,7 +113,7 @@ def tree_shapley_values(
     >>> tree_shapley_values(stump, x, background, np.arange(2), 2)[0, :, 0]
     array([0.5, 0. ])
     """
-    singles, _ = leaf_tables(None, trees.max_depth)
+    singles, _ = leaf_tables(None, min(trees.max_depth, n_players))  # |A| + |B| ≤ both
     values, _ = tree_leaf_sums(trees, rows, background, player_of_column, n_players, singles)
     return values
 
@@ -113,11 +126,23 @@ def tree_interactions(
     n_players: int,
     index: str = "shap",
 ) -> np.ndarray:
-    """Exact order-2 matrices (n, n_players, n_players, n_outputs) of ``index`` of the same games.
+    """Exact order-2 matrices of ``index`` of the games of :func:`tree_shapley_values`.
 
-    ``index`` as in :func:`~sklearn_shapq.algorithms.product_kernel_interactions`.
+    Parameters
+    ----------
+    trees : TreeArrays
+    rows : ndarray of shape (n, d)
+    background : ndarray of shape (N, d)
+    player_of_column : int ndarray of shape (d,)
+    n_players : int
+    index : {"shap", "k-SII", "SII", "STII", "FSII"}, default="shap"
+        As in :func:`~sklearn_shapq.algorithms.product_kernel_interactions`.
+
+    Returns
+    -------
+    ndarray of shape (n, n_players, n_players, n_outputs)
     """
     check_interaction_index(index)
-    singles_table, pairs_table = leaf_tables(index, trees.max_depth)
+    singles_table, pairs_table = leaf_tables(index, min(trees.max_depth, n_players))
     singles, pairs = tree_leaf_sums(trees, rows, background, player_of_column, n_players, singles_table, pairs_table)
     return interaction_matrix(pairs, singles, index)

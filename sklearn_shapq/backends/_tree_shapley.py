@@ -31,6 +31,7 @@ class TreeArrays:
     feature : int64 ndarray of shape (n_nodes,)
         The split's column; −1 at a leaf.
     threshold : float64 ndarray of shape (n_nodes,)
+        The split's threshold (unused at a leaf).
     left, right : int64 ndarray of shape (n_nodes,)
         The children's positions in these arrays.
     missing_left : bool ndarray of shape (n_nodes,)
@@ -38,6 +39,7 @@ class TreeArrays:
     value : float64 ndarray of shape (n_nodes, n_outputs)
         Leaf values, scaled (learning rate, forest mean).
     roots : int64 ndarray of shape (n_trees,)
+        Each tree's first node.
     strict : bool
         ``x < threshold`` goes left (xgboost); else ``x <= threshold`` (scikit-learn).
     float32_inputs : bool
@@ -117,7 +119,17 @@ def _predict_kernel(
 
 
 def tree_predict(trees: TreeArrays, rows: np.ndarray) -> np.ndarray:
-    """Σ_t tree_t(row) of every row: (n, n_outputs), each row's sum in tree order (alone or in a batch)."""
+    """Return Σ_t tree_t(row) of every row, each row's sum in tree order (alone or in a batch).
+
+    Parameters
+    ----------
+    trees : TreeArrays
+    rows : ndarray of shape (n, d)
+
+    Returns
+    -------
+    ndarray of shape (n, n_outputs)
+    """
     rows = trees.inputs(rows)
     out = np.zeros((rows.shape[0], trees.value.shape[1]))
     arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
@@ -256,7 +268,7 @@ def tree_leaf_sums(
     n_players : int
     single_tables : ndarray of shape (2, D + 1, D + 1)
         A player's weight of a leaf with |A| = a, |B| = b: ``[0, a, b]`` where it is in A, ``[1, a, b]``
-        in B (D: ``trees.max_depth``).
+        in B (D: at least the most players on a path, min(``trees.max_depth``, ``n_players``)).
     pair_tables : ndarray of shape (3, D + 1, D + 1), optional
         A pair's weight: ``[c, a, b]`` where c of the two are in B.
 

@@ -38,7 +38,7 @@ EXACT_PATHS = (PRODUCT_KERNEL, TREE)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
-"""Background rows on which ``fit`` compares the structure's outputs with the explained ones."""
+"""Background rows on which ``fit`` compares the dual form's outputs with the explained ones (the trees: all)."""
 TREE_BLOCK_ROWS = 256
 """Explained rows the tree path computes at once (between progress updates)."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
@@ -103,8 +103,14 @@ class TreePath:
     name = TREE
     checked_model_use = (0, 0)
     """No model rows or calls beyond the permutation explainer's check."""
-    shares_rounding = True
-    """The model's rounding (xgboost's float32 sums) is shared by the players: values efficient to its outputs."""
+
+    @property
+    def shares_rounding(self) -> bool:
+        """Whether the model's float32 sums (xgboost) are shared by the players: values efficient to its outputs.
+
+        The share is bounded: every background row and every explained row is checked to :data:`TREE_RTOL`.
+        """
+        return self.trees.float32_sums
 
     def __init__(
         self,
@@ -142,7 +148,7 @@ class TreePath:
         """Return ``compute`` of the trees' inputs of ``rows``, block by block, with a bar over the rows."""
         inputs = self._inputs(rows)
         blocks = []
-        with progress_bar(self.progress, inputs.shape[0], desc, " rows") as bar:
+        with progress_bar(self.progress, inputs.shape[0], desc, "row") as bar:
             for start in range(0, max(inputs.shape[0], 1), TREE_BLOCK_ROWS):  # no rows: one empty block
                 blocks.append(compute(inputs[start : start + TREE_BLOCK_ROWS]))
                 bar.update(blocks[-1].shape[0])
@@ -246,9 +252,8 @@ def _tree_path(
         raise TypeError(
             f"The Pipeline's steps before the trees give {inputs.shape[1]} columns of {background.shape[1]}."
         )
-    rows, expected = inputs[:CHECKED_ROWS], outputs[:CHECKED_ROWS]
-    offset = (expected - tree_predict(trees, rows)).mean(axis=0)
-    _check_tree_outputs(trees, offset, rows, expected, "the explained output (output=)")
+    offset = (outputs - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
+    _check_tree_outputs(trees, offset, inputs, outputs, "the explained output (output=)")
     return TreePath(trees, offset, inputs, groups, preprocessing, progress)
 
 

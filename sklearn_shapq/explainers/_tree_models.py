@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq.backends import TreeArrays, node_depths
+from sklearn_shapq.games import is_xgboost
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "missing_left", "value")
 ADDITIVE_OUTPUTS = {
@@ -24,7 +25,7 @@ ADDITIVE_OUTPUTS = {
     ("boosted", False): ("predict",),  # the raw score of an identity link
     ("boosted", True): ("margin",),
     ("xgboost", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
-    ("xgboost", True): ("predict", "margin"),  # a classifier's "predict" is refused before (labels)
+    ("xgboost", True): ("margin",),
 }
 """The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
 _IDENTITY_OBJECTIVES = (
@@ -123,13 +124,14 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     from sklearn.tree import BaseDecisionTree
 
     forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
-    xgboost = type(model).__module__.split(".")[0] == "xgboost"
+    xgboost = is_xgboost(model)
     boosted = (GradientBoostingRegressor, GradientBoostingClassifier)
     histogram = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
     if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost:
         kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
         link = _boosting_link(model) if kind != "forest" else "identity"
-        if output not in ADDITIVE_OUTPUTS[kind, is_classifier(model)] or link != "identity":
+        classifier = _xgboost_objective(model).startswith(("binary:", "multi:")) if xgboost else is_classifier(model)
+        if output not in ADDITIVE_OUTPUTS[kind, classifier] or link != "identity":
             raise ValueError(
                 f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a class label, a "
                 "boosted model's probability or log-odds, a prediction through a log link): explain a forest's "
@@ -151,11 +153,16 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
 
 
+def _xgboost_objective(model: Any) -> str:
+    """Return an xgboost model's objective ("reg:squarederror", "binary:logistic", ...)."""
+    booster = model if type(model).__name__ == "Booster" else model.get_booster()
+    return str(json.loads(booster.save_config())["learner"]["objective"]["name"])
+
+
 def _boosting_link(model: Any) -> str:
     """Return "identity" where a boosted model's prediction (or margin) is its raw score, else "other"."""
-    if type(model).__module__.split(".")[0] == "xgboost":
-        booster = model if type(model).__name__ == "Booster" else model.get_booster()
-        objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    if is_xgboost(model):
+        objective = _xgboost_objective(model)
         classifier = objective.startswith(("binary:", "multi:"))
         return "identity" if classifier or objective in _IDENTITY_OBJECTIVES else "other"
     loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
@@ -222,7 +229,18 @@ def _sklearn_tree(tree_model: Any, scale: float) -> dict[str, np.ndarray]:
 
 
 def _gradient_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
-    """Read a gradient boosting model's stages: tree k of a stage scores output k, times the learning rate."""
+    """Read a gradient boosting model's stages: tree k of a stage scores output k, times the learning rate.
+
+    Only a constant initial score is read (``init="zero"`` or the default dummy estimator): another
+    ``init`` may be constant on the rows checked and not elsewhere.
+    """
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    if not (isinstance(model.init_, str) and model.init_ == "zero") and type(model.init_) not in (
+        DummyRegressor,
+        DummyClassifier,
+    ):
+        raise ValueError(f"a gradient boosting model with init={type(model.init_).__name__} is not read here.")
     stages = np.asarray(model.estimators_)  # (n_stages, K)
     n_columns = stages.shape[1]
     trees = []
@@ -268,8 +286,12 @@ def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
     boosting = learner["gradient_booster"]
     if boosting["name"] != "gbtree":
         raise ValueError(f"xgboost's {boosting['name']!r} booster is not read here (gbtree is).")
+    missing = getattr(model, "missing", np.nan)
+    if not (missing is None or np.isnan(missing)):
+        raise ValueError(f"xgboost's missing={missing!r} is not read here (NaN is).")
     forest = boosting["model"]
-    n_columns = max(1, int(learner["learner_model_param"].get("num_class", "0")))
+    parameters = learner["learner_model_param"]
+    n_columns = max(1, int(parameters.get("num_class", "0")), int(parameters.get("num_target", "1")))
     n_trees = len(forest["trees"])
     best = getattr(model, "best_iteration", None) if type(model).__name__ != "Booster" else None
     if best is not None and "iteration_indptr" in forest:  # early stopping: the wrapper predicts with these

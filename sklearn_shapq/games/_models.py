@@ -130,7 +130,7 @@ def make_model_function(
         raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}.")
     if codec is not None and backend.is_gpu:
         raise ValueError("A DataFrame with string or category columns is explained on the CPU: use device='cpu'.")
-    if _is_xgboost(model):
+    if is_xgboost(model):
         fn = _xgboost_function(model, output, backend, codec)
     elif hasattr(model, "fit") and any(hasattr(model, m) for m in ("predict", "decision_function", "predict_proba")):
         fn = _sklearn_function(model, output, backend, codec)
@@ -156,7 +156,7 @@ def takes_missing_values(model: Any) -> bool:
     >>> takes_missing_values(HistGradientBoostingRegressor()), takes_missing_values(Ridge())
     (True, False)
     """
-    if _is_xgboost(model):
+    if is_xgboost(model):
         return True
     try:
         from sklearn.utils import get_tags
@@ -166,7 +166,8 @@ def takes_missing_values(model: Any) -> bool:
         return False
 
 
-def _is_xgboost(model: Any) -> bool:
+def is_xgboost(model: Any) -> bool:
+    """Whether ``model`` is an xgboost model or Booster (by its module: xgboost need not be installed)."""
     return type(model).__module__.split(".")[0] == "xgboost"
 
 
@@ -270,10 +271,11 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
     predict_type = "margin" if is_classification else "value"
     transform = _margin_transform(output, backend.xp)
     xp = backend.xp
+    missing = getattr(model, "missing", np.nan)  # the wrapper's value read as missing (a Booster: NaN)
 
     def predict(rows: Any) -> Any:
         data = rows if codec is None else codec.decode(rows)
-        out = booster.inplace_predict(data, iteration_range=iteration_range, predict_type=predict_type)
+        out = booster.inplace_predict(data, iteration_range=iteration_range, predict_type=predict_type, missing=missing)
         return transform(out.astype(xp.float64))
 
     fn = ModelFunction(predict, backend, output)

@@ -275,3 +275,16 @@ def test_rows_beyond_one_block_are_the_rows_explained_alone(data):
     many = np.concatenate([X, X])[:300]  # 300 rows: two blocks of the tree path
     values = explainer.explain(many).values
     np.testing.assert_array_equal(values[250:300], explainer.explain(many[250:300]).values)
+
+
+def test_xgboost_missing_value_is_explained_as_missing(data):
+    X, _, y = data
+    zeros = X.copy()
+    zeros[np.abs(X) < 0.3] = 0.0  # xgboost reads these as missing
+    model = xgboost.XGBRegressor(n_estimators=20, max_depth=4, missing=0.0).fit(zeros, y)
+    rows, background = zeros[:2], zeros[100:116]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "exact"  # not the tree path: it reads NaN as missing only
+    for x, phi in zip(rows, explainer.explain(rows).values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(model.predict, x, background, s)[()], D)
+        np.testing.assert_allclose(phi, expected, atol=1e-5)

@@ -110,3 +110,27 @@ def test_ties_go_left_with_less_or_equal_and_right_with_less_than():
     rows = np.array([[0.5], [np.nan], [0.4]])
     assert tree_predict(TreeArrays(strict=False, **stump), rows)[:, 0].tolist() == [1.0, 2.0, 1.0]
     assert tree_predict(TreeArrays(strict=True, **stump), rows)[:, 0].tolist() == [2.0, 2.0, 1.0]
+
+
+def test_a_gradient_boosting_with_another_init_is_refused(data):
+    from sklearn.linear_model import Ridge
+
+    X, y = data
+    model = GradientBoostingRegressor(n_estimators=5, init=Ridge()).fit(X, y)
+    with pytest.raises(ValueError, match="init=Ridge"):
+        extract_trees(model, 1, "predict")
+
+
+def test_xgboost_with_another_missing_value_is_refused(data):
+    X, y = data
+    model = xgboost.XGBRegressor(n_estimators=5, missing=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="missing=0.0"):
+        extract_trees(model, 1, "predict")
+
+
+def test_xgboost_with_several_targets_gives_one_output_per_target(data):
+    X, y = data
+    model = xgboost.XGBRegressor(n_estimators=5, multi_strategy="one_output_per_tree").fit(X, np.c_[y, -2 * y])
+    trees = extract_trees(model, 2, "predict")
+    difference = model.predict(X) - tree_predict(trees, X)
+    assert np.ptp(difference, axis=0).max() < 1e-5
