@@ -2,7 +2,7 @@
 
 A leaf of a tree contributes u(S) = [A ⊆ S] [B ∩ S = ∅] to the game of an explained row x and a
 background row z (:mod:`sklearn_shapq.backends._tree_shapley`), whose Möbius coefficients are
-m(A ∪ T) = (−1)^{|T|} for T ⊆ B. An index weighing m(T) by w(|T|) gives a player of A
+``m(A ∪ T) = (−1)^|T|`` for T ⊆ B. An index weighing m(T) by ``w(|T|)`` gives a player of A
 Σ_t C(b, t) (−1)^t w(a + t), and a weight w(s) = Σ_c α_c / (s + c) sums in closed form:
 Σ_u C(n, u) (−1)^u / (a₀ + u + c) = B(a₀ + c, n + 1). Shapley weighs 1/s, SII's pairs 1/(s − 1),
 STII's pairs 2/(s − 1) − 2/s, FSII's pairs 6/s − 6/(s + 1) and its singletons 4/s − 6/(s + 1).
@@ -35,7 +35,7 @@ def _alternating(n: int, start: int, terms: tuple[tuple[int, int], ...]) -> floa
 
 @lru_cache(maxsize=32)
 def leaf_tables(index: str | None, depth: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Return the per-leaf weights of ``index`` for leaves with |A| = a, |B| = b ≤ ``depth``.
+    """Return the per-leaf weights of ``index`` for leaves with ``a = |A|``, ``b = |B|``, ``a + b ≤ depth``.
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ sum over its leaves of the leaf's value times u(S) = [A ⊆ S] [B ∩ S = ∅]: 
 features only x sends down the leaf's path, B those only z sends (a player both fail is a leaf
 never reached; one both pass does not matter). A depth-first walk that follows x and z together
 visits exactly these leaves. Every order-1 and order-2 index that weighs the Möbius coefficients
-m(A ∪ T) = (−1)^{|T|}, T ⊆ B, by their size is a table entry in (|A|, |B|) per leaf: the caller
+``m(A ∪ T) = (−1)^|T|``, T ⊆ B, by their size is a table entry in ``(|A|, |B|)`` per leaf: the caller
 passes the tables (Laberge and Pequignot 2022 give the Shapley case).
 """
 
@@ -267,7 +267,7 @@ def tree_leaf_sums(
     player_of_column : int ndarray of shape (d,)
     n_players : int
     single_tables : ndarray of shape (2, D + 1, D + 1)
-        A player's weight of a leaf with |A| = a, |B| = b: ``[0, a, b]`` where it is in A, ``[1, a, b]``
+        A player's weight of a leaf with ``a = |A|``, ``b = |B|``: ``[0, a, b]`` where it is in A, ``[1, a, b]``
         in B (D: at least the most players on a path, min(``trees.max_depth``, ``n_players``)).
     pair_tables : ndarray of shape (3, D + 1, D + 1), optional
         A pair's weight: ``[c, a, b]`` where c of the two are in B.
