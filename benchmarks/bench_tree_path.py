@@ -5,7 +5,7 @@ What is measured
 ``make_friedman1`` with ``--d`` (16) features, 2,000 rows; ``--n-bg`` (100) background rows and
 ``--n-explain`` (100) explained rows. Models: xgboost (100 trees of depth 6), a random forest (100
 trees of depth 8), a histogram gradient boosting (100 iterations), a gradient boosting (100 trees
-of depth 3). For each:
+of depth 3), and LightGBM (100 trees of 31 leaves) where it is installed. For each:
 
 * ours, exact: ``PermutationShapExplainer(model, background_size=None)`` (``algorithm="auto"``
   takes the tree path): median wall seconds over ``--repeats`` (numba warmed up first);
@@ -105,6 +105,12 @@ def main() -> None:
         "hist gradient boosting 100 iterations": HistGradientBoostingRegressor(max_iter=100, random_state=0),
         "gradient boosting 100 trees depth 3": GradientBoostingRegressor(n_estimators=100, random_state=0),
     }
+    try:
+        import lightgbm
+
+        models["lightgbm 100 trees of 31 leaves"] = lightgbm.LGBMRegressor(n_estimators=100, verbose=-1, n_jobs=1)
+    except ImportError:  # not in the bench extra's minimum
+        pass
     results = []
     for name, model in models.items():
         model.fit(X, y)

@@ -165,9 +165,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins, scaler Pipelines:
           PKeX-Shapley of the interventional game, features or groups, exact pairs); "tree"
           (scikit-learn's decision trees, random forests, extra trees, gradient boosting and
-          histogram gradient boosting, xgboost gbtree models, Pipelines of column-wise steps
-          ending in one: every leaf an explained row and a background row reach, features or
-          groups, exact pairs; computed on the CPU). Taken
+          histogram gradient boosting, xgboost gbtree models, LightGBM regressors, Pipelines of
+          column-wise steps ending in one: every leaf an explained row and a background row
+          reach, features or groups, exact pairs; computed on the CPU). Taken
           where the structure gives the explained ``output`` on the background (a forest's
           probability, a boosted model's margin; not a boosted model's probability); every
           explain checks it on the explained rows (one model call).

@@ -2,10 +2,10 @@
 
 Models: scikit-learn's decision trees, random forests and extra trees (regressors' predictions,
 classifiers' probabilities), gradient boosting and histogram gradient boosting (raw scores:
-``predict`` of a regressor with the identity loss, a classifier's ``decision_function``), and
-xgboost's gbtree models (the margin). The reading gives the sum over trees; the caller finds the
-offset (an initial score, a base score) and checks the sum against the model's own outputs, so a
-model read wrongly is never explained from its trees.
+``predict`` of a regressor with the identity loss, a classifier's ``decision_function``), xgboost's
+gbtree models (the margin) and LightGBM's regressors (identity-link objectives). The reading gives
+the sum over trees; the caller finds the offset (an initial score, a base score) and checks the sum
+against the model's own outputs, so a model read wrongly is never explained from its trees.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ ADDITIVE_OUTPUTS = {
     ("boosted", True): ("margin",),
     ("xgboost", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
     ("xgboost", True): ("margin",),
+    ("lightgbm", False): ("predict",),  # the raw score of an identity-link objective
+    ("lightgbm", True): (),  # no decision_function: its log-odds pass through predict_proba, not read
 }
 """The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
 _IDENTITY_OBJECTIVES = (
@@ -36,6 +38,8 @@ _IDENTITY_OBJECTIVES = (
     "reg:quantileerror",
 )
 """xgboost regression objectives whose prediction is the raw score."""
+_LIGHTGBM_IDENTITY_OBJECTIVES = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
+"""LightGBM regression objectives whose prediction is the raw score."""
 
 
 def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
@@ -125,10 +129,12 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
 
     forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
     xgboost = is_xgboost(model)
+    lightgbm = type(model).__module__.split(".")[0] == "lightgbm" and hasattr(model, "booster_")
     boosted = (GradientBoostingRegressor, GradientBoostingClassifier)
     histogram = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
-    if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost:
+    if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost or lightgbm:
         kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
+        kind = "lightgbm" if lightgbm else kind
         link = _boosting_link(model) if kind != "forest" else "identity"
         classifier = _xgboost_objective(model).startswith(("binary:", "multi:")) if xgboost else is_classifier(model)
         if output not in ADDITIVE_OUTPUTS[kind, classifier] or link != "identity":
@@ -148,6 +154,8 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
         trees, strict, float32 = _gradient_boosting_trees(model), False, True
     elif isinstance(model, histogram):
         trees, strict, float32 = _histogram_boosting_trees(model), False, False
+    elif lightgbm:
+        trees, strict, float32 = _lightgbm_trees(model), False, False
     else:
         raise TypeError(f"{type(model).__name__} is not a tree model read here.")
     return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
@@ -165,6 +173,8 @@ def _boosting_link(model: Any) -> str:
         objective = _xgboost_objective(model)
         classifier = objective.startswith(("binary:", "multi:"))
         return "identity" if classifier or objective in _IDENTITY_OBJECTIVES else "other"
+    if type(model).__module__.split(".")[0] == "lightgbm":
+        return "identity" if model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES else "other"  # a callable: other
     loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
     return "other" if loss in ("poisson", "gamma") else "identity"
 
@@ -312,6 +322,58 @@ def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
                 "left": left,
                 "right": np.asarray(tree["right_children"], dtype=np.int64),
                 "missing_left": np.asarray(tree["default_left"], dtype=np.bool_),
+                "value": value,
+            }
+        )
+    return trees
+
+
+def _lightgbm_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read a LightGBM model's trees from ``dump_model`` (the best iteration's, as ``predict`` uses).
+
+    LightGBM compares float64 values with ``<=``; a split whose missing type is "None" sends NaN where
+    0.0 goes (it reads NaN as 0), "NaN" sends it the default way. Zero-as-missing splits (zeros the
+    default way too), categorical splits, linear trees and random-forest averaging are not read.
+    """
+    dump = model.booster_.dump_model()
+    if dump.get("average_output"):
+        raise ValueError("LightGBM's random-forest mode (averaged trees) is not read here.")
+    n_columns = int(dump["num_tree_per_iteration"])
+    trees = []
+    for position, tree in enumerate(dump["tree_info"]):
+        nodes: list[dict[str, Any]] = []
+        pending = [(tree["tree_structure"], -1, "")]
+        while pending:  # depth first; children are numbered when they are visited
+            node, parent, side = pending.pop()
+            index = len(nodes)
+            nodes.append(node)
+            if parent >= 0:
+                nodes[parent][side] = index
+            if "leaf_coeff" in node:
+                raise ValueError("LightGBM's linear trees are not read here.")
+            if "leaf_value" not in node:
+                if node["decision_type"] != "<=" or node["missing_type"] == "Zero":
+                    raise ValueError("LightGBM's categorical and zero-as-missing splits are not read here.")
+                pending += [(node["right_child"], index, "_right"), (node["left_child"], index, "_left")]
+        leaf = np.array(["leaf_value" in node for node in nodes])
+        threshold = np.array([node.get("threshold", 0.0) for node in nodes], dtype=np.float64)
+        missing_left = np.array(
+            [
+                node.get("default_left", False)
+                if node.get("missing_type") == "NaN"
+                else 0.0 <= node.get("threshold", 0.0)
+                for node in nodes
+            ]
+        )
+        value = np.zeros((len(nodes), n_columns))
+        value[leaf, position % n_columns] = [node["leaf_value"] for node in nodes if "leaf_value" in node]
+        trees.append(
+            {
+                "feature": np.array([-1 if "leaf_value" in node else node["split_feature"] for node in nodes]),
+                "threshold": threshold,
+                "left": np.array([node.get("_left", -1) for node in nodes], dtype=np.int64),
+                "right": np.array([node.get("_right", -1) for node in nodes], dtype=np.int64),
+                "missing_left": missing_left.astype(np.bool_),
                 "value": value,
             }
         )

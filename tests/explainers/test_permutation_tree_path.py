@@ -288,3 +288,24 @@ def test_xgboost_missing_value_is_explained_as_missing(data):
     for x, phi in zip(rows, explainer.explain(rows).values, strict=True):
         expected = brute_force_shapley(lambda s, x=x: interventional_value(model.predict, x, background, s)[()], D)
         np.testing.assert_allclose(phi, expected, atol=1e-5)
+
+
+def test_lightgbm_regressors_get_the_enumerated_values_and_what_is_not_read_samples(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, missing, y = data
+    model = lightgbm.LGBMRegressor(n_estimators=40, num_leaves=15, verbose=-1).fit(missing, y)
+    rows, background = np.vstack([missing[:2], X[2:3]]), missing[100:120]  # NaN in rows and background
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "tree"
+    for x, phi in zip(rows, explainer.explain(rows).values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(model.predict, x, background, s)[()], D)
+        np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-12)
+    for unread in (
+        lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, zero_as_missing=True).fit(X, y),
+        lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, objective="poisson").fit(X, np.exp(y / 4)),
+        lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, linear_tree=True).fit(X, y),
+        lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y > 0),  # its log-odds
+    ):
+        assert PermutationShapExplainer(unread, background_size=10, progress=False).fit(X).algorithm_ != "tree"
+        with pytest.raises(ValueError, match="not read here|not a sum over its trees"):
+            PermutationShapExplainer(unread, algorithm="tree", background_size=10, progress=False).fit(X)
