@@ -61,8 +61,10 @@ def test_the_check_rides_on_the_first_model_call(diabetes):
     explainer = PermutationShapExplainer(f, background_size=30, max_evals=200, progress=False).fit(X)
     calls.clear()
     explanation = explainer.explain(X[:2])
-    # the background and v(N) of the first block's rows (one or both, by the estimator's memory)
-    assert calls[0] in (30 + 1, 30 + 2) and sum(calls) == explanation.diagnostics["n_model_rows"]
+    # the background and v(N) of the first block's rows (one or both, by the estimator's memory), in one of
+    # the first two calls: the overlapped blocks may call v(N) of the next block first (order by threads)
+    assert sum(c in (30 + 1, 30 + 2) for c in calls) == 1 and max(calls[:2]) in (30 + 1, 30 + 2)
+    assert sum(calls) == explanation.diagnostics["n_model_rows"]
     assert len(calls) == explanation.diagnostics["n_model_calls"]
 
 
