@@ -165,7 +165,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins, scaler Pipelines:
           PKeX-Shapley of the interventional game, features or groups, exact pairs); "tree"
           (scikit-learn's decision trees, random forests, extra trees, gradient boosting and
-          histogram gradient boosting, xgboost gbtree models, LightGBM regressors, Pipelines of
+          histogram gradient boosting, xgboost gbtree models, LightGBM models, Pipelines of
           column-wise steps ending in one: every leaf an explained row and a background row
           reach, features or groups, exact pairs; computed on the CPU). Taken
           where the structure gives the explained ``output`` on the background (a forest's
@@ -192,8 +192,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         Whether NaN in the data reaches the model; "auto": yes for estimators and xgboost, no for
         a plain callable.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
-        What is explained. "auto": a classifier's margin where it has one, else its log-odds; a
-        regressor's prediction.
+        What is explained. "auto": a classifier's margin where it has one (its
+        ``decision_function``, xgboost's or LightGBM's raw score), else its log-odds; a regressor's
+        prediction.
     background_parts : "auto" or int, default="auto"
         Games each row's game is split into, one per equal part of the background (an int must
         divide N), each with its own draws at the same model rows; the row's values are their

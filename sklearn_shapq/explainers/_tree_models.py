@@ -3,9 +3,10 @@
 Models: scikit-learn's decision trees, random forests and extra trees (regressors' predictions,
 classifiers' probabilities), gradient boosting and histogram gradient boosting (raw scores:
 ``predict`` of a regressor with the identity loss, a classifier's ``decision_function``), xgboost's
-gbtree models (the margin) and LightGBM's regressors (identity-link objectives). The reading gives
-the sum over trees; the caller finds the offset (an initial score, a base score) and checks the sum
-against the model's own outputs, so a model read wrongly is never explained from its trees.
+gbtree models (the margin) and LightGBM's (an identity-link prediction, a classifier's raw score).
+The reading gives the sum over trees; the caller finds the offset (an initial score, a base score)
+and checks the sum against the model's own outputs, so a model read wrongly is never explained from
+its trees.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from typing import Any
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from sklearn_shapq.backends import TreeArrays, node_depths
 from sklearn_shapq.games import is_xgboost
@@ -27,7 +29,7 @@ ADDITIVE_OUTPUTS = {
     ("xgboost", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
     ("xgboost", True): ("margin",),
     ("lightgbm", False): ("predict",),  # the raw score of an identity-link objective
-    ("lightgbm", True): (),  # no decision_function: its log-odds pass through predict_proba, not read
+    ("lightgbm", True): ("margin",),  # its raw score
 }
 """The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
 _IDENTITY_OBJECTIVES = (
@@ -114,7 +116,6 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     >>> bool(np.allclose(tree_predict(extract_trees(model, 1, "predict"), X)[:, 0], model.predict(X)))
     True
     """
-    from sklearn.base import is_classifier
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         ExtraTreesRegressor,
@@ -174,7 +175,8 @@ def _boosting_link(model: Any) -> str:
         classifier = objective.startswith(("binary:", "multi:"))
         return "identity" if classifier or objective in _IDENTITY_OBJECTIVES else "other"
     if type(model).__module__.split(".")[0] == "lightgbm":
-        return "identity" if model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES else "other"  # a callable: other
+        raw = model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES or is_classifier(model)  # a classifier: its margin
+        return "identity" if raw else "other"  # a callable objective: other
     loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
     return "other" if loss in ("poisson", "gamma") else "identity"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -107,8 +107,9 @@ def make_model_function(
     model : estimator, xgboost Booster or callable
         Fitted.
     output : {"auto", "margin", "log_odds", "probability", "predict"}
-        "auto": a classifier's margin where it has one, else its log-odds; a regressor's
-        ``predict``. A binary classifier gives one output, a multiclass one one per class.
+        "auto": a classifier's margin where it has one (``decision_function``, xgboost's or
+        LightGBM's raw score), else its log-odds; a regressor's ``predict``. A binary classifier
+        gives one output, a multiclass one one per class.
     backend : ArrayBackend
     codec : TableCodec, optional
         Rows are codes of a raw table, decoded to a DataFrame for the model (CPU only).
@@ -178,14 +179,15 @@ def _log_odds(proba: Any, xp: Any = np) -> Any:
 def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None) -> ModelFunction:
     check_is_fitted(model)
     classifier = is_classifier(model) or hasattr(model, "predict_proba")
+    margin = _margin_method(model)
     if output == "auto":
         if not classifier:
             output = "predict"
-        elif hasattr(model, "decision_function"):
+        elif margin is not None:
             output = "margin"
         else:
             output = "log_odds"
-    if output == "margin" and not hasattr(model, "decision_function"):
+    if output == "margin" and margin is None:
         raise ValueError(f"output='margin' needs a decision_function, which {type(model).__name__} lacks.")
     if output in ("log_odds", "probability") and not hasattr(model, "predict_proba"):
         raise ValueError(f"output={output!r} needs predict_proba, which {type(model).__name__} lacks.")
@@ -215,9 +217,10 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
             return np.asarray(model.predict(as_input(rows)), dtype=np.float64)
 
     elif output == "margin":
+        raw_score = cast(Callable[[Any], Any], margin)  # checked above
 
         def predict(rows: Any) -> np.ndarray:
-            return np.asarray(model.decision_function(as_input(rows)), dtype=np.float64)
+            return np.asarray(raw_score(as_input(rows)), dtype=np.float64)
 
     else:
         transform = _log_odds if output == "log_odds" else (lambda p: p)
@@ -231,6 +234,15 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
     fn = ModelFunction(predict, backend, output)
     fn.output_names = _output_names_from_classes(classes)
     return fn
+
+
+def _margin_method(model: Any) -> Callable[[Any], Any] | None:
+    """Return the model's raw score: its ``decision_function``, a LightGBM classifier's raw score; else None."""
+    if hasattr(model, "decision_function"):
+        return model.decision_function
+    if type(model).__module__.split(".")[0] == "lightgbm" and hasattr(model, "booster_"):
+        return lambda data: model.predict(data, raw_score=True)
+    return None
 
 
 def _output_names_from_classes(classes: Any) -> list[str] | None:

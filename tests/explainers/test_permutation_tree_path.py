@@ -304,8 +304,29 @@ def test_lightgbm_regressors_get_the_enumerated_values_and_what_is_not_read_samp
         lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, zero_as_missing=True).fit(X, y),
         lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, objective="poisson").fit(X, np.exp(y / 4)),
         lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, linear_tree=True).fit(X, y),
-        lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y > 0),  # its log-odds
+        lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y > 0),  # asked for its probability below
     ):
-        assert PermutationShapExplainer(unread, background_size=10, progress=False).fit(X).algorithm_ != "tree"
+        output = "probability" if hasattr(unread, "classes_") else "auto"
+        sampled = PermutationShapExplainer(unread, output=output, background_size=10, progress=False)
+        assert sampled.fit(X).algorithm_ != "tree"
         with pytest.raises(ValueError, match="not read here|not a sum over its trees"):
-            PermutationShapExplainer(unread, algorithm="tree", background_size=10, progress=False).fit(X)
+            PermutationShapExplainer(unread, output=output, algorithm="tree", background_size=10, progress=False).fit(X)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_lightgbm_classifiers_are_explained_on_their_raw_score_exactly(data, n_classes):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, missing, y = data
+    labels = np.digitize(y, [0.0] if n_classes == 2 else [-0.5, 0.8])
+    model = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1).fit(missing, labels)
+    rows, background = missing[:2], missing[100:116]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "tree"  # "auto": the margin, LightGBM's raw score
+    values = explainer.explain(rows).values.reshape(2, D, -1)
+
+    def margin(data):
+        return model.predict(data, raw_score=True)
+
+    for x, phi in zip(rows, values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(margin, x, background, s), D)
+        np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)

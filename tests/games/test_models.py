@@ -618,3 +618,15 @@ def test_a_failure_that_is_not_about_missing_values_is_not_put_on_them(cpu):
         make_model_function(broken, "auto", cpu)(np.array([[np.nan, 1.0]]))
     with pytest.raises(ValueError, match="failed on rows with missing values"):
         make_model_function(refusing, "auto", cpu)(np.array([[np.nan, 1.0]]))
+
+
+def test_a_lightgbm_classifier_margin_is_its_raw_score(binary, iris):
+    lightgbm = pytest.importorskip("lightgbm")
+    for X, y in (binary, iris):
+        X, y = np.asarray(X, dtype=float), np.asarray(y)
+        model = lightgbm.LGBMClassifier(n_estimators=10, verbose=-1).fit(X, y)
+        fn = make_model_function(model, "auto", resolve_backend("cpu"))
+        assert fn.output == "margin"
+        np.testing.assert_array_equal(
+            np.asarray(fn(X[:5])).reshape(5, -1), model.predict(X[:5], raw_score=True).reshape(5, -1)
+        )
