@@ -42,6 +42,10 @@ _IDENTITY_OBJECTIVES = (
 """xgboost regression objectives whose prediction is the raw score."""
 _LIGHTGBM_IDENTITY_OBJECTIVES = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
 """LightGBM regression objectives whose prediction is the raw score."""
+_LIGHTGBM_ZERO = 1.0000000180025095e-35
+"""LightGBM's kZeroThreshold: it reads |x| ≤ this as 0 in a prediction."""
+_LIGHTGBM_CLAMPED = 1e300
+"""``dump_model`` writes thresholds beyond ±this as ±this."""
 
 
 def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
@@ -334,9 +338,15 @@ def _lightgbm_trees(model: Any) -> list[dict[str, np.ndarray]]:
     """Read a LightGBM model's trees from ``dump_model`` (the best iteration's, as ``predict`` uses).
 
     LightGBM compares float64 values with ``<=``; a split whose missing type is "None" sends NaN where
-    0.0 goes (it reads NaN as 0), "NaN" sends it the default way. Zero-as-missing splits (zeros the
-    default way too), categorical splits, linear trees and random-forest averaging are not read.
+    0.0 goes (it reads NaN as 0), "NaN" sends it the default way; it reads |x| ≤ :data:`_LIGHTGBM_ZERO`
+    as 0, which only a threshold of −:data:`_LIGHTGBM_ZERO` tells apart (moved one double down here).
+    Not read: zero-as-missing splits (zeros the default way too), categorical splits, linear trees,
+    random-forest averaging, early-stopped predictions (``pred_early_stop``: not a fixed sum), and
+    thresholds beyond ±1e300 (``dump_model`` clamps them).
     """
+    params = {**model.get_params(), **model.booster_.params}
+    if params.get("pred_early_stop"):
+        raise ValueError("LightGBM's pred_early_stop=True predicts a sum of some of its trees: not read here.")
     dump = model.booster_.dump_model()
     if dump.get("average_output"):
         raise ValueError("LightGBM's random-forest mode (averaged trees) is not read here.")
@@ -359,6 +369,9 @@ def _lightgbm_trees(model: Any) -> list[dict[str, np.ndarray]]:
                 pending += [(node["right_child"], index, "_right"), (node["left_child"], index, "_left")]
         leaf = np.array(["leaf_value" in node for node in nodes])
         threshold = np.array([node.get("threshold", 0.0) for node in nodes], dtype=np.float64)
+        if np.any(np.abs(threshold) >= _LIGHTGBM_CLAMPED):
+            raise ValueError("LightGBM thresholds beyond ±1e300 are clamped by dump_model: not read here.")
+        threshold[threshold == -_LIGHTGBM_ZERO] = np.nextafter(-_LIGHTGBM_ZERO, -np.inf)  # −kZero reads as 0
         missing_left = np.array(
             [
                 node.get("default_left", False)

@@ -134,3 +134,23 @@ def test_xgboost_with_several_targets_gives_one_output_per_target(data):
     trees = extract_trees(model, 2, "predict")
     difference = model.predict(X) - tree_predict(trees, X)
     assert np.ptp(difference, axis=0).max() < 1e-5
+
+
+def test_lightgbm_splits_it_reads_otherwise_are_refused_or_moved(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = data
+    early = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1, pred_early_stop=True).fit(X, y > 0)
+    with pytest.raises(ValueError, match="pred_early_stop"):  # predict sums only some trees, row by row
+        extract_trees(early, 1, "margin")
+    huge = np.c_[np.random.default_rng(0).choice([0.0, 3e301, 5e301], size=len(X)), X[:, 1]]
+    clamped = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(huge, X[:, 1] + (huge[:, 0] > 4e301))
+    with pytest.raises(ValueError, match="1e300"):  # dump_model writes a threshold of 4e301 as 1e300
+        extract_trees(clamped, 1, "predict")
+    zero = float(np.float32(1e-35))  # LightGBM reads |x| <= this as 0, so -zero goes where 0 goes
+    three = np.c_[np.random.default_rng(4).choice([-1.0, 0.0, 1.0], size=len(X)), X[:, 1]]
+    model = lightgbm.LGBMRegressor(n_estimators=20, verbose=-1, min_gain_to_split=1e-3)
+    model.fit(three, three[:, 1] + (three[:, 1] > 0) * (three[:, 0] >= 0) * 2.0)  # a split at -zero
+    rows = np.array([[-zero, 1.0], [np.nextafter(-zero, -1.0), 1.0], [0.0, 1.0], [-1.0, 1.0]])
+    trees = extract_trees(model, 1, "predict")
+    difference = model.predict(rows) - tree_predict(trees, rows)[:, 0]
+    assert np.ptp(difference) < 1e-9
