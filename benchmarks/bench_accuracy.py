@@ -163,17 +163,20 @@ def brute_force_shapley(
     """Exact interventional Shapley values (n, d) of ``predict`` (rows -> (rows,)) on ``background``.
 
     v_x(S) = mean over background rows z of f(x_S, z_{N \\ S}), for all 2^d coalitions S of every
-    explained row x at once: one (n · 2^d · N, d) array of hybrid rows, predicted in blocks of
-    ``block`` rows (a Gaussian process's kernel matrix of all of them would not fit in memory), then
-    φ = V C with V (n, 2^d) and C from :func:`shapley_matrix`. Checked: v(N) = f(x) and efficiency.
+    explained row x at once: the (n · 2^d · N, d) hybrid rows, built and predicted for blocks of
+    coalitions of at most ``block`` rows (a Gaussian process's kernel matrix of all of them, or all of
+    them at d = 16, would not fit in memory), then φ = V C with V (n, 2^d) and C from
+    :func:`shapley_matrix`. Checked: v(N) = f(x) and efficiency.
     """
     n, d = rows.shape
     masks = coalition_masks(d)
-    hybrid = np.where(masks[None, :, None, :], rows[:, None, None, :], background[None, None, :, :]).reshape(-1, d)
-    outputs = np.concatenate(
-        [np.asarray(predict(part), dtype=float) for part in np.array_split(hybrid, -(-len(hybrid) // block))]
-    )
-    values = outputs.reshape(n, 2**d, len(background)).mean(axis=2)
+    values = np.empty((n, 2**d))
+    step = max(1, block // (n * len(background)))
+    for start in range(0, 2**d, step):
+        part = masks[start : start + step]
+        hybrid = np.where(part[None, :, None, :], rows[:, None, None, :], background[None, None, :, :])
+        outputs = np.asarray(predict(hybrid.reshape(-1, d)), dtype=float)
+        values[:, start : start + step] = outputs.reshape(n, len(part), len(background)).mean(axis=2)
     assert np.allclose(values[:, -1], predict(rows))  # v(N) = f(x)
     phi = values @ shapley_matrix(masks)
     assert np.allclose(phi.sum(axis=1), values[:, -1] - values[:, 0], atol=1e-9 * (1 + np.abs(values).max()))

@@ -14,7 +14,8 @@ of depth 3), and LightGBM (100 trees of 31 leaves) where it is installed. For ea
 * shap: ``shap.TreeExplainer(model, data=background, feature_perturbation="interventional")``,
   ``shap_values(rows, check_additivity=False)``, median over ``--repeats``;
 * truth: brute force over the 2^d coalitions on the first ``--n-truth`` (3) rows, from the model's
-  own predictions (d <= 16): the max |difference| of ours and shap's values from it;
+  own predictions (d <= 16; ``bench_accuracy.brute_force_shapley``): the max |difference| of ours
+  and shap's values from it;
 * the efficiency error max |Σφ + base − f(x)| of ours and shap's.
 
 Ours runs on all numba threads (2 here); shap's TreeExplainer on one.
@@ -36,7 +37,6 @@ import json
 import platform
 import sys
 import time
-from math import factorial
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +51,8 @@ try:
 except ImportError:  # a checkout that is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sklearn_shapq import PermutationShapExplainer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_accuracy import brute_force_shapley  # noqa: E402  (the benchmarks' brute force, written once)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -74,24 +76,6 @@ def median_seconds(call, repeats: int) -> tuple[float, object]:
         result = call()
         seconds.append(time.perf_counter() - start)
     return float(np.median(seconds)), result
-
-
-def brute_force(predict, x: np.ndarray, background: np.ndarray) -> np.ndarray:
-    """Shapley values of v(S) = mean_z f(x_S, z_rest) by all 2^d coalitions."""
-    d = x.shape[0]
-    codes = np.arange(1 << d)
-    masks = ((codes[:, None] >> np.arange(d)) & 1).astype(bool)
-    values = np.empty(1 << d)
-    for start in range(0, 1 << d, 256):
-        block = masks[start : start + 256]
-        rows = np.where(block[:, None, :], x, background[None]).reshape(-1, d)
-        values[start : start + 256] = predict(rows).reshape(len(block), -1).mean(axis=1)
-    weights = np.array([factorial(s) * factorial(d - s - 1) / factorial(d) for s in range(d)])
-    phi = np.empty(d)
-    for j in range(d):
-        without = codes[~masks[:, j]]
-        phi[j] = (weights[masks[without].sum(axis=1)] * (values[without | (1 << j)] - values[without])).sum()
-    return phi
 
 
 def main() -> None:
@@ -125,7 +109,7 @@ def main() -> None:
         shap_seconds, shap_values = median_seconds(
             lambda tree=tree: tree.shap_values(rows, check_additivity=False), repeats
         )
-        truth = np.array([brute_force(model.predict, x, background) for x in rows[: args.n_truth]])
+        truth = brute_force_shapley(model.predict, background, rows[: args.n_truth])
         outputs = model.predict(rows).astype(np.float64)
         shap_base = float(np.ravel(tree.expected_value)[0])
         result = {

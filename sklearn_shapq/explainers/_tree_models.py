@@ -140,8 +140,9 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost or lightgbm:
         kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
         kind = "lightgbm" if lightgbm else kind
-        link = _boosting_link(model) if kind != "forest" else "identity"
-        classifier = _xgboost_objective(model).startswith(("binary:", "multi:")) if xgboost else is_classifier(model)
+        objective = _xgboost_objective(model) if xgboost else None  # read once: it parses the booster's config
+        classifier = objective.startswith(("binary:", "multi:")) if objective else is_classifier(model)
+        link = _boosting_link(model, classifier, objective) if kind != "forest" else "identity"
         if output not in ADDITIVE_OUTPUTS[kind, classifier] or link != "identity":
             raise ValueError(
                 f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a class label, a "
@@ -172,15 +173,18 @@ def _xgboost_objective(model: Any) -> str:
     return str(json.loads(booster.save_config())["learner"]["objective"]["name"])
 
 
-def _boosting_link(model: Any) -> str:
-    """Return "identity" where a boosted model's prediction (or margin) is its raw score, else "other"."""
-    if is_xgboost(model):
-        objective = _xgboost_objective(model)
-        classifier = objective.startswith(("binary:", "multi:"))
-        return "identity" if classifier or objective in _IDENTITY_OBJECTIVES else "other"
+def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) -> str:
+    """Return "identity" where a boosted model's prediction (or margin) is its raw score, else "other".
+
+    A classifier's margin is its raw score; a regressor's prediction is where its objective or loss
+    has the identity link (``xgboost_objective``: an xgboost model's, else None).
+    """
+    if classifier:
+        return "identity"
+    if xgboost_objective is not None:
+        return "identity" if xgboost_objective in _IDENTITY_OBJECTIVES else "other"
     if type(model).__module__.split(".")[0] == "lightgbm":
-        raw = model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES or is_classifier(model)  # a classifier: its margin
-        return "identity" if raw else "other"  # a callable objective: other
+        return "identity" if model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES else "other"  # a callable: other
     loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
     return "other" if loss in ("poisson", "gamma") else "identity"
 
