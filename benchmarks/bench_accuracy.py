@@ -104,7 +104,7 @@ import shap
 import sklearn
 import xgboost
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine, make_friedman1
-from sklearn.ensemble import RandomForestRegressor
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
@@ -280,6 +280,12 @@ def problems() -> dict[str, Problem]:
         "logistic_cancer12": Problem(
             breast_cancer(12),
             lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
+            output="probability",
+            **small,
+        ),
+        "hgb_cancer12": Problem(
+            breast_cancer(12),
+            lambda: HistGradientBoostingClassifier(max_iter=100, random_state=0),
             output="probability",
             **small,
         ),

@@ -4,6 +4,7 @@ from sklearn_shapq.backends._array_ops import ArrayBackend, repeat_counts, scipy
 from sklearn_shapq.backends._cpu import CpuBackend
 from sklearn_shapq.backends._device import DeviceUnavailableError, resolve_backend
 from sklearn_shapq.backends._feistel import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys
+from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
 from sklearn_shapq.backends._product_kernel import (
     ANCHORS_PER_CHUNK,
     FACTOR_KINDS,
@@ -28,6 +29,7 @@ __all__ = [
     "PRODUCT_KERNEL_BACKEND_ALGORITHMS",
     "UINT64_ONE",
     "ArrayBackend",
+    "LINKS",
     "TreeArrays",
     "CpuBackend",
     "DeviceUnavailableError",
@@ -40,6 +42,8 @@ __all__ = [
     "repeat_counts",
     "resolve_backend",
     "scipy_special",
+    "apply_link",
+    "linked_tree_table",
     "tree_leaf_sums",
     "tree_predict",
 ]

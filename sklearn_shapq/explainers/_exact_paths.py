@@ -26,11 +26,12 @@ import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._progress import progress_bar
-from sklearn_shapq.algorithms import tree_interactions, tree_shapley_values
-from sklearn_shapq.backends import TreeArrays, tree_predict
+from sklearn_shapq.algorithms import interaction_matrix, interactions_from_table, tree_interactions, tree_shapley_values
+from sklearn_shapq.backends import TreeArrays, apply_link, linked_tree_table, resolve_backend, tree_predict
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
-from sklearn_shapq.explainers._tree_models import column_wise_preprocessing, extract_trees
+from sklearn_shapq.explainers._tree_models import TreeOutput, column_wise_preprocessing, extract_trees, tree_output
+from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
 PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
@@ -41,7 +42,14 @@ CHECKED_ROWS = 64
 """Background rows on which ``fit`` compares the dual form's outputs with the explained ones (the trees: all)."""
 TREE_BLOCK_ROWS = 256
 """Explained rows the tree path computes at once (between progress updates)."""
+LINKED_MAX_PLAYERS = 16
+"""Most players of the tree path through a link (a boosted classifier's probability): it enumerates 2^p
+coalitions per pair of rows, O(p 2^p); at p = 16 that is about the time of a sampled estimate's model rows."""
+LINKED_TABLE_BYTES = 1 << 26
+"""Bytes of the tables (rows × 2^p × outputs) the linked tree path holds at once."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
+SUM_OF_TREES = TreeOutput("predict", "identity")
+"""The explained output of a tree path by default: the trees' sum plus the offset."""
 """Tolerance of the trees' outputs relative to max(1, |output|): leaves in float64, or in float32 (xgboost)."""
 
 
@@ -98,6 +106,10 @@ class TreePath:
     progress : bool
         A bar over the explained rows, worked in blocks of :data:`TREE_BLOCK_ROWS` (a row's values
         do not depend on its block).
+    output : TreeOutput, optional
+        How the explained output follows from the trees' sum plus ``offset``; by default their sum.
+        Through a link (not the identity, or log-odds), every coalition of at most
+        :data:`LINKED_MAX_PLAYERS` players is enumerated (:func:`~sklearn_shapq.backends.linked_tree_table`).
     """
 
     name = TREE
@@ -120,9 +132,20 @@ class TreePath:
         groups: FeatureGroups,
         preprocessing: Any = None,
         progress: bool = False,
+        output: TreeOutput = SUM_OF_TREES,
     ) -> None:
         self.trees, self.offset, self.background, self.groups = trees, offset, background, groups
-        self.preprocessing, self.progress = preprocessing, progress
+        self.preprocessing, self.progress, self.output = preprocessing, progress, output
+
+    @property
+    def linked(self) -> bool:
+        """Whether the explained output is a link of the trees' sum (the game is enumerated)."""
+        return self.output.link != "identity" or self.output.log_odds
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the explained output (n, k) of rows in the trees' input units: the link of their sum."""
+        sums = tree_predict(self.trees, inputs) + self.offset
+        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP) if self.linked else sums
 
     def _inputs(self, rows: np.ndarray) -> np.ndarray:
         """Return the trees' inputs of ``rows``: through the Pipeline's column-wise steps, if any."""
@@ -131,6 +154,8 @@ class TreePath:
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
         players = self.groups.player_of_column, self.groups.n_players
+        if self.linked:
+            return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
         return self._blocks(
             rows, "explaining", lambda block: tree_shapley_values(self.trees, block, self.background, *players)
         )
@@ -138,26 +163,50 @@ class TreePath:
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``."""
         players = self.groups.player_of_column, self.groups.n_players
+        if self.linked:
+            return self._blocks(
+                rows,
+                "explaining interactions",
+                lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
+            )
         return self._blocks(
             rows,
             "explaining interactions",
             lambda block: tree_interactions(self.trees, block, self.background, *players, index),
         )
 
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the games of rows (in the trees' input units) on all 2^p coalitions: (n, 2^p, k)."""
+        return linked_tree_table(
+            self.trees,
+            inputs,
+            self.background,
+            self.offset,
+            self.groups.player_of_column,
+            self.groups.n_players,
+            self.output.link,
+            self.output.log_odds,
+            PROBABILITY_CLIP,
+        )
+
     def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
         """Return ``compute`` of the trees' inputs of ``rows``, block by block, with a bar over the rows."""
         inputs = self._inputs(rows)
+        step = TREE_BLOCK_ROWS
+        if self.linked:  # bound the tables
+            table_bytes = 8 * (1 << self.groups.n_players) * self.trees.value.shape[1]
+            step = max(1, min(step, LINKED_TABLE_BYTES // table_bytes))
         blocks = []
         with progress_bar(self.progress, inputs.shape[0], desc, "row") as bar:
-            for start in range(0, max(inputs.shape[0], 1), TREE_BLOCK_ROWS):  # no rows: one empty block
-                blocks.append(compute(inputs[start : start + TREE_BLOCK_ROWS]))
+            for start in range(0, max(inputs.shape[0], 1), step):  # no rows: one empty block
+                blocks.append(compute(inputs[start : start + step]))
                 bar.update(blocks[-1].shape[0])
         return np.concatenate(blocks)
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the trees' (a model changed)."""
         try:
-            _check_tree_outputs(self.trees, self.offset, self._inputs(rows), outputs, "the model")
+            _check_tree_outputs(self, self._inputs(rows), outputs, "the model")
         except ValueError as exc:
             raise ValueError(
                 "The model's output differs from the trees read in fit: it was refitted or changed in place "
@@ -246,15 +295,35 @@ def _tree_path(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
 ) -> TreePath:
     preprocessing, final = column_wise_preprocessing(model)
+    link = tree_output(final, output, outputs.shape[1])
     trees = extract_trees(final, outputs.shape[1], output)
+    if (link.link != "identity" or link.log_odds) and groups.n_players > LINKED_MAX_PLAYERS:
+        raise ValueError(
+            f"{type(final).__name__}'s output {output!r} is a {link.link} link of its trees' sum: the tree path "
+            f"enumerates its 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here {groups.n_players}). "
+            "Explain its raw score (output='margin'), group the features, or choose a sampling algorithm."
+        )
     inputs = _preprocessed(preprocessing, background)
     if inputs.shape != background.shape:
         raise TypeError(
             f"The Pipeline's steps before the trees give {inputs.shape[1]} columns of {background.shape[1]}."
         )
-    offset = (outputs - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
-    _check_tree_outputs(trees, offset, inputs, outputs, "the explained output (output=)")
-    return TreePath(trees, offset, inputs, groups, preprocessing, progress)
+    raw = _raw_outputs(model, link, output, background, outputs)
+    offset = (raw - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
+    path = TreePath(trees, offset, inputs, groups, preprocessing, progress, link)
+    _check_tree_outputs(path, inputs, outputs, "the explained output (output=)")
+    return path
+
+
+def _raw_outputs(model: Any, link: TreeOutput, output: str, background: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """Return the model's raw sums (N, k) on the background, whose mean difference from the trees is the offset."""
+    if link.raw_output is None:  # a log link
+        with np.errstate(divide="ignore", invalid="ignore"):  # a non-positive output fails the check
+            return np.log(outputs)
+    if link.raw_output == output:
+        return outputs
+    raw = make_model_function(model, link.raw_output, resolve_backend("cpu"), None)(background)
+    return np.asarray(raw, dtype=np.float64).reshape(outputs.shape)
 
 
 def _preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:
@@ -269,21 +338,22 @@ def _preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:
     return np.asarray(preprocessing.transform(rows), dtype=np.float64)
 
 
-def _check_tree_outputs(
-    trees: TreeArrays, offset: np.ndarray, rows: np.ndarray, expected: np.ndarray, name: str
-) -> None:
-    """Check that the trees plus ``offset`` give ``expected`` (n, k) on ``rows`` to :data:`TREE_RTOL`.
+def _check_tree_outputs(path: TreePath, rows: np.ndarray, expected: np.ndarray, name: str) -> None:
+    """Check that the path's trees (their sum plus the offset, through the link) give ``expected`` (n, k).
+
+    On ``rows`` (in the trees' input units), to :data:`TREE_RTOL`.
 
     Raises
     ------
     ValueError
         The difference exceeds the tolerance or is not finite.
     """
-    difference = float(np.max(np.abs(tree_predict(trees, rows) + offset - expected), initial=0.0))
+    difference = float(np.max(np.abs(path.predict(rows) - expected), initial=0.0))
     scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-    rtol = TREE_RTOL[trees.float32_sums]
+    rtol = TREE_RTOL[path.trees.float32_sums]
     if not difference <= rtol * scale:
         raise ValueError(
-            f"The trees read from the model plus a constant do not give {name}: max |difference| {difference:.3g} "
+            f"The trees read from the model (their sum plus a constant, through the link) do not give {name}: "
+            f"max |difference| {difference:.3g} "
             f"on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}."
         )

@@ -12,6 +12,7 @@ its trees.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,12 +41,36 @@ _IDENTITY_OBJECTIVES = (
     "reg:quantileerror",
 )
 """xgboost regression objectives whose prediction is the raw score."""
+_LOG_LINK_OBJECTIVES = ("count:poisson", "reg:gamma", "reg:tweedie")
+"""xgboost regression objectives whose prediction is exp(raw score)."""
 _LIGHTGBM_IDENTITY_OBJECTIVES = ("regression", "regression_l1", "huber", "fair", "quantile", "mape")
 """LightGBM regression objectives whose prediction is the raw score."""
+_LIGHTGBM_LOG_LINK_OBJECTIVES = ("poisson", "gamma", "tweedie")
+"""LightGBM regression objectives whose prediction is exp(raw score)."""
 _LIGHTGBM_ZERO = 1.0000000180025095e-35
 """LightGBM's kZeroThreshold: it reads |x| ≤ this as 0 in a prediction."""
 _LIGHTGBM_CLAMPED = 1e300
 """``dump_model`` writes thresholds beyond ±this as ±this."""
+
+
+@dataclass(frozen=True)
+class TreeOutput:
+    """How an explained output follows from the trees' sum m (plus the model's constant c).
+
+    Attributes
+    ----------
+    raw_output : str or None
+        The model's output that is m + c ("predict", "margin" or "probability"); None: log of the
+        explained output (a log link).
+    link : str
+        The map from m + c to the explained output (:data:`~sklearn_shapq.backends.LINKS`).
+    log_odds : bool
+        Then the log-odds of the clipped result (a classifier's ``output="log_odds"``).
+    """
+
+    raw_output: str | None
+    link: str
+    log_odds: bool = False
 
 
 def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
@@ -120,6 +145,110 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     >>> bool(np.allclose(tree_predict(extract_trees(model, 1, "predict"), X)[:, 0], model.predict(X)))
     True
     """
+    kind = _tree_kind(model)
+    if kind is None:
+        raise TypeError(f"{type(model).__name__} is not a tree model read here.")
+    tree_output(model, output, n_outputs)  # refuses outputs the trees do not give
+    xgboost = kind == "xgboost"
+    if xgboost:
+        trees, strict, float32 = _xgboost_trees(model), True, True
+    elif kind == "lightgbm":
+        trees, strict, float32 = _lightgbm_trees(model), False, False
+    elif kind == "histogram":
+        trees, strict, float32 = _histogram_boosting_trees(model), False, False
+    elif kind == "boosted":
+        trees, strict, float32 = _gradient_boosting_trees(model), False, True
+    elif hasattr(model, "estimators_"):  # a forest: the mean of its trees
+        scale = 1.0 / len(model.estimators_)
+        trees, strict, float32 = [_sklearn_tree(tree, scale) for tree in model.estimators_], False, True
+    else:
+        trees, strict, float32 = [_sklearn_tree(model, 1.0)], False, True
+    return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
+
+
+def tree_output(model: Any, output: str, n_outputs: int) -> TreeOutput:
+    """Return how ``output`` of a tree model follows from its trees' sum (see :class:`TreeOutput`).
+
+    Parameters
+    ----------
+    model : fitted tree model (as :func:`extract_trees` reads)
+    output : {"predict", "margin", "probability", "log_odds"}
+        The explained output, resolved.
+    n_outputs : int
+        The explained outputs: a binary classifier's one, else one per class.
+
+    Raises
+    ------
+    ValueError
+        ``output`` is neither a sum over the trees nor a link of one read here (a class label, a
+        regressor's link other than the identity and the log).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> model = HistGradientBoostingClassifier(max_iter=3).fit(X, X[:, 0] > 0)
+    >>> tree_output(model, "probability", 1)
+    TreeOutput(raw_output='margin', link='sigmoid', log_odds=False)
+    """
+    kind = _tree_kind(model)
+    if kind is None:
+        raise TypeError(f"{type(model).__name__} is not a tree model read here.")
+    kind = "boosted" if kind == "histogram" else kind
+    forest, xgboost = kind == "forest", kind == "xgboost"
+    objective = _xgboost_objective(model) if xgboost else None  # read once: it parses the booster's config
+    classifier = objective.startswith(("binary:", "multi:")) if objective else is_classifier(model)
+    link = _boosting_link(model, classifier, objective) if not forest else "identity"
+    if output in ADDITIVE_OUTPUTS[kind, classifier] and link == "identity":
+        return TreeOutput(output, "identity")
+    class_link = "sigmoid" if n_outputs == 1 else "softmax"
+    if forest and classifier and output == "log_odds":
+        return TreeOutput("probability", "identity", log_odds=True)
+    if not forest and classifier and output == "probability":
+        return TreeOutput("margin", class_link)
+    if not forest and classifier and output == "log_odds":
+        if xgboost and n_outputs == 1:  # its binary log-odds are the margin itself
+            return TreeOutput("margin", "identity")
+        return TreeOutput("margin", class_link, log_odds=True)
+    if not classifier and output == "predict" and link == "exp":
+        return TreeOutput(None, "exp")
+    raise ValueError(
+        f"{type(model).__name__}'s output {output!r} is neither a sum over its trees nor a link of one read "
+        "here (a class label, a link other than the identity and the log): choose another output or a sampling "
+        "algorithm."
+    )
+
+
+def _xgboost_objective(model: Any) -> str:
+    """Return an xgboost model's objective ("reg:squarederror", "binary:logistic", ...)."""
+    booster = model if type(model).__name__ == "Booster" else model.get_booster()
+    return str(json.loads(booster.save_config())["learner"]["objective"]["name"])
+
+
+def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) -> str:
+    """Return "identity" where a boosted model's prediction (or margin) is its raw score, "exp", "other".
+
+    "exp": the prediction is the exponential of the raw score (a log link: Poisson, gamma, Tweedie). A
+    classifier's margin is its raw score; a regressor's prediction is where its objective or loss has the
+    identity link (``xgboost_objective``: an xgboost model's, else None).
+    """
+    if classifier:
+        return "identity"
+    if xgboost_objective is not None:
+        objective = xgboost_objective
+        identity, log = _IDENTITY_OBJECTIVES, _LOG_LINK_OBJECTIVES
+    elif _is_lightgbm(model):
+        objective = model.objective_  # a callable: other
+        identity, log = _LIGHTGBM_IDENTITY_OBJECTIVES, _LIGHTGBM_LOG_LINK_OBJECTIVES
+    else:
+        objective = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
+        return "exp" if objective in ("poisson", "gamma") else "identity"
+    return "identity" if objective in identity else "exp" if objective in log else "other"
+
+
+def _tree_kind(model: Any) -> str | None:
+    """Return "forest" (a tree, a forest), "boosted", "histogram", "xgboost" or "lightgbm"; None: not read here."""
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         ExtraTreesRegressor,
@@ -133,60 +262,22 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     from sklearn.tree import BaseDecisionTree
 
     forests = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
-    xgboost = is_xgboost(model)
-    lightgbm = type(model).__module__.split(".")[0] == "lightgbm" and hasattr(model, "booster_")
-    boosted = (GradientBoostingRegressor, GradientBoostingClassifier)
-    histogram = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
-    if isinstance(model, (BaseDecisionTree, *forests, *boosted, *histogram)) or xgboost or lightgbm:
-        kind = "forest" if isinstance(model, (BaseDecisionTree, *forests)) else "xgboost" if xgboost else "boosted"
-        kind = "lightgbm" if lightgbm else kind
-        objective = _xgboost_objective(model) if xgboost else None  # read once: it parses the booster's config
-        classifier = objective.startswith(("binary:", "multi:")) if objective else is_classifier(model)
-        link = _boosting_link(model, classifier, objective) if kind != "forest" else "identity"
-        if output not in ADDITIVE_OUTPUTS[kind, classifier] or link != "identity":
-            raise ValueError(
-                f"{type(model).__name__}'s output {output!r} is not a sum over its trees (a class label, a "
-                "boosted model's probability or log-odds, a prediction through a log link): explain a forest's "
-                "output='probability' or a boosted classifier's output='margin', or choose a sampling algorithm."
-            )
-    if xgboost:
-        trees, strict, float32 = _xgboost_trees(model), True, True
-    elif isinstance(model, BaseDecisionTree):
-        trees, strict, float32 = [_sklearn_tree(model, 1.0)], False, True
-    elif isinstance(model, forests):
-        scale = 1.0 / len(model.estimators_)
-        trees, strict, float32 = [_sklearn_tree(tree, scale) for tree in model.estimators_], False, True
-    elif isinstance(model, boosted):
-        trees, strict, float32 = _gradient_boosting_trees(model), False, True
-    elif isinstance(model, histogram):
-        trees, strict, float32 = _histogram_boosting_trees(model), False, False
-    elif lightgbm:
-        trees, strict, float32 = _lightgbm_trees(model), False, False
-    else:
-        raise TypeError(f"{type(model).__name__} is not a tree model read here.")
-    return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
+    if is_xgboost(model):
+        return "xgboost"
+    if _is_lightgbm(model):
+        return "lightgbm"
+    if isinstance(model, (BaseDecisionTree, *forests)):
+        return "forest"
+    if isinstance(model, (GradientBoostingRegressor, GradientBoostingClassifier)):
+        return "boosted"
+    if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
+        return "histogram"
+    return None
 
 
-def _xgboost_objective(model: Any) -> str:
-    """Return an xgboost model's objective ("reg:squarederror", "binary:logistic", ...)."""
-    booster = model if type(model).__name__ == "Booster" else model.get_booster()
-    return str(json.loads(booster.save_config())["learner"]["objective"]["name"])
-
-
-def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) -> str:
-    """Return "identity" where a boosted model's prediction (or margin) is its raw score, else "other".
-
-    A classifier's margin is its raw score; a regressor's prediction is where its objective or loss
-    has the identity link (``xgboost_objective``: an xgboost model's, else None).
-    """
-    if classifier:
-        return "identity"
-    if xgboost_objective is not None:
-        return "identity" if xgboost_objective in _IDENTITY_OBJECTIVES else "other"
-    if type(model).__module__.split(".")[0] == "lightgbm":
-        return "identity" if model.objective_ in _LIGHTGBM_IDENTITY_OBJECTIVES else "other"  # a callable: other
-    loss = getattr(model, "loss", None)  # histogram boosting: "poisson" and "gamma" predict exp(raw score)
-    return "other" if loss in ("poisson", "gamma") else "identity"
+def _is_lightgbm(model: Any) -> bool:
+    """Whether ``model`` is a fitted LightGBM scikit-learn model (by its module)."""
+    return type(model).__module__.split(".")[0] == "lightgbm" and hasattr(model, "booster_")
 
 
 def _flattened(

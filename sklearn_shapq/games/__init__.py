@@ -12,13 +12,21 @@ from sklearn_shapq.games._grouped_game import GroupedGame
 from sklearn_shapq.games._interventional import InterventionalGame, check_same_outputs
 from sklearn_shapq.games._kernel_expansion import KernelComponent, KernelExpansion, ProductKernelGame
 from sklearn_shapq.games._kernel_statistics import HSICWeights, MMDWeights, target_kernel_rows
-from sklearn_shapq.games._models import OUTPUTS, ModelFunction, is_xgboost, make_model_function, takes_missing_values
+from sklearn_shapq.games._models import (
+    OUTPUTS,
+    PROBABILITY_CLIP,
+    ModelFunction,
+    is_xgboost,
+    make_model_function,
+    takes_missing_values,
+)
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
 from sklearn_shapq.games._table_codec import TableCodec, keyed_content, refuse_inexact_integers
 
 __all__ = [
     "MAX_ENUMERATED_PLAYERS",
     "OUTPUTS",
+    "PROBABILITY_CLIP",
     "CallableGame",
     "Game",
     "GroupedGame",

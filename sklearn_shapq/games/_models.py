@@ -15,7 +15,8 @@ from sklearn_shapq.backends import ArrayBackend, scipy_special
 from sklearn_shapq.games._table_codec import TableCodec
 
 OUTPUTS = ("auto", "margin", "log_odds", "probability", "predict")
-_PROBABILITY_CLIP = 1e-12
+PROBABILITY_CLIP = 1e-12
+"""Probabilities are clipped to [this, 1 − this] before ``output="log_odds"`` takes their logit."""
 
 
 @dataclass
@@ -173,7 +174,7 @@ def is_xgboost(model: Any) -> bool:
 
 
 def _log_odds(proba: Any, xp: Any = np) -> Any:
-    return scipy_special(xp).logit(xp.clip(proba, _PROBABILITY_CLIP, 1.0 - _PROBABILITY_CLIP))
+    return scipy_special(xp).logit(xp.clip(proba, PROBABILITY_CLIP, 1.0 - PROBABILITY_CLIP))
 
 
 def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: TableCodec | None) -> ModelFunction:

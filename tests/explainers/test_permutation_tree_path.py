@@ -176,24 +176,22 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
 @pytest.mark.parametrize(
     ("model_name", "output"),
     [
-        ("histogram", "probability"),
-        ("histogram", "log_odds"),
-        ("poisson", "auto"),
-        ("forest", "log_odds"),
+        ("logistic_link", "predict"),  # xgboost's reg:logistic: a sigmoid link of a regressor, not read
         ("forest", "predict"),  # the label: on unanimous votes it equals the probability, elsewhere not
     ],
 )
-def test_outputs_that_are_not_sums_over_trees_sample_and_refuse_the_explicit_path(data, model_name, output):
+def test_outputs_the_trees_do_not_give_sample_and_refuse_the_explicit_path(data, model_name, output):
     X, _, y = data
     model = {
-        "histogram": lambda: HistGradientBoostingClassifier(max_iter=10).fit(X, y > 0),
-        "poisson": lambda: HistGradientBoostingRegressor(loss="poisson", max_iter=10).fit(X, np.exp(y / 4)),
+        "logistic_link": lambda: xgboost.XGBRegressor(n_estimators=5, objective="reg:logistic").fit(
+            X, 1 / (1 + np.exp(-y))
+        ),
         "forest": lambda: RandomForestClassifier(5, random_state=0).fit(X, y > 0),
     }[model_name]()
     sampled = PermutationShapExplainer(model, output=output, background_size=10, progress=False).fit(X)
     assert sampled.algorithm_ not in ("tree", "product_kernel")
     forced = PermutationShapExplainer(model, output=output, algorithm="tree", background_size=10, progress=False)
-    with pytest.raises(ValueError, match="not a sum over its trees"):
+    with pytest.raises(ValueError, match="neither a sum over its trees nor a link"):
         forced.fit(X)
 
 
@@ -302,15 +300,13 @@ def test_lightgbm_regressors_get_the_enumerated_values_and_what_is_not_read_samp
         np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-12)
     for unread in (
         lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, zero_as_missing=True).fit(X, y),
-        lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, objective="poisson").fit(X, np.exp(y / 4)),
         lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, linear_tree=True).fit(X, y),
-        lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y > 0),  # asked for its probability below
+        lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, objective="cross_entropy").fit(X, y > 0),  # a sigmoid
     ):
-        output = "probability" if hasattr(unread, "classes_") else "auto"
-        sampled = PermutationShapExplainer(unread, output=output, background_size=10, progress=False)
+        sampled = PermutationShapExplainer(unread, background_size=10, progress=False)
         assert sampled.fit(X).algorithm_ != "tree"
-        with pytest.raises(ValueError, match="not read here|not a sum over its trees"):
-            PermutationShapExplainer(unread, output=output, algorithm="tree", background_size=10, progress=False).fit(X)
+        with pytest.raises(ValueError, match="not read here|neither a sum over its trees"):
+            PermutationShapExplainer(unread, algorithm="tree", background_size=10, progress=False).fit(X)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

@@ -5,6 +5,7 @@ import pytest
 from sklearn.ensemble import (
     ExtraTreesRegressor,
     GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
 )
@@ -60,14 +61,14 @@ def test_a_booster_alone_is_read(data):
         (lambda: LinearRegression(), "y", 1, "predict", TypeError, "not a tree model"),
         (lambda: xgboost.XGBRegressor(n_estimators=3, booster="dart"), "y", 1, "predict", ValueError, "'dart'"),
         (
-            lambda: xgboost.XGBRegressor(n_estimators=3, objective="count:poisson"),
-            "count",
+            lambda: xgboost.XGBRegressor(n_estimators=3, objective="reg:logistic"),
+            "fraction",
             1,
             "predict",
             ValueError,
-            "not a sum",
+            "neither a sum",
         ),
-        (lambda: xgboost.XGBClassifier(n_estimators=3), "binary", 1, "probability", ValueError, "not a sum"),
+        (lambda: HistGradientBoostingClassifier(max_iter=3), "binary", 1, "predict", ValueError, "neither a sum"),
         (lambda: RandomForestClassifier(3, random_state=0), "three", 2, "probability", ValueError, "3 outputs"),
         (lambda: DecisionTreeClassifier(random_state=0), "two_columns", 2, "probability", ValueError, "multi-output"),
     ],
@@ -76,7 +77,7 @@ def test_what_is_not_read_is_refused(data, make, labels, n_outputs, output, erro
     X, y = data
     target = {
         "y": y,
-        "count": np.round(np.exp(y / 3)),
+        "fraction": 1 / (1 + np.exp(-y)),
         "binary": y > 0,
         "three": np.digitize(y, [-0.5, 0.5]),
         "two_columns": np.column_stack([y > 0, y > 1]),
