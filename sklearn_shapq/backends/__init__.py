@@ -4,6 +4,7 @@ from sklearn_shapq.backends._array_ops import ArrayBackend, repeat_counts, scipy
 from sklearn_shapq.backends._cpu import CpuBackend
 from sklearn_shapq.backends._device import DeviceUnavailableError, resolve_backend
 from sklearn_shapq.backends._feistel import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys
+from sklearn_shapq.backends._linked_linear import linked_linear_table
 from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
 from sklearn_shapq.backends._product_kernel import (
     ANCHORS_PER_CHUNK,
@@ -43,6 +44,7 @@ __all__ = [
     "resolve_backend",
     "scipy_special",
     "apply_link",
+    "linked_linear_table",
     "linked_tree_table",
     "tree_leaf_sums",
     "tree_predict",

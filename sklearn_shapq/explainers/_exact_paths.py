@@ -27,15 +27,25 @@ import numpy as np
 from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq.algorithms import interaction_matrix, interactions_from_table, tree_interactions, tree_shapley_values
-from sklearn_shapq.backends import TreeArrays, apply_link, linked_tree_table, resolve_backend, tree_predict
+from sklearn_shapq.backends import (
+    TreeArrays,
+    apply_link,
+    linked_linear_table,
+    linked_tree_table,
+    resolve_backend,
+    tree_predict,
+)
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
+from sklearn_shapq.explainers._linear_models import extract_linear
+from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
-from sklearn_shapq.explainers._tree_models import TreeOutput, column_wise_preprocessing, extract_trees, tree_output
+from sklearn_shapq.explainers._tree_models import extract_trees, tree_output
 from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
 PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
-EXACT_PATHS = (PRODUCT_KERNEL, TREE)
+LINEAR = "linear"
+EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
@@ -48,7 +58,7 @@ coalitions per pair of rows, O(p 2^p); at p = 16 that is about the time of a sam
 LINKED_TABLE_BYTES = 1 << 26
 """Bytes of the tables (rows × 2^p × outputs) the linked tree path holds at once."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
-SUM_OF_TREES = TreeOutput("predict", "identity")
+SUM_OF_TREES = OutputLink("predict", "identity")
 """The explained output of a tree path by default: the trees' sum plus the offset."""
 """Tolerance of the trees' outputs relative to max(1, |output|): leaves in float64, or in float32 (xgboost)."""
 
@@ -90,31 +100,44 @@ class ProductKernelPath:
             ) from exc
 
 
-class TreePath:
-    """The tree path: the trees read from the model, the offset that completes their sum, the background.
+class StructurePath:
+    """What the tree and linear paths share: a structure's sum plus an offset, through a link, over a background.
 
     Parameters
     ----------
-    trees : TreeArrays
     offset : ndarray of shape (n_outputs,)
-        The model's output minus the trees' sum (an initial or base score).
+        The model's raw output minus the structure's sum (an initial score, an intercept).
     background : ndarray of shape (N, d)
-        In the trees' input units (after ``preprocessing``).
+        In the structure's input units (after ``preprocessing``).
     groups : FeatureGroups
     preprocessing : fitted transformer or None
-        A Pipeline's column-wise steps before the trees: applied to the explained rows.
+        A Pipeline's column-wise steps before the model: applied to the explained rows.
     progress : bool
-        A bar over the explained rows, worked in blocks of :data:`TREE_BLOCK_ROWS` (a row's values
-        do not depend on its block).
-    output : TreeOutput, optional
-        How the explained output follows from the trees' sum plus ``offset``; by default their sum.
-        Through a link (not the identity, or log-odds), every coalition of at most
-        :data:`LINKED_MAX_PLAYERS` players is enumerated (:func:`~sklearn_shapq.backends.linked_tree_table`).
+        A bar over the explained rows, worked in blocks (a row's values do not depend on its block).
+    output : OutputLink
+        How the explained output follows from the sum plus ``offset``. Through a link (not the identity,
+        or log-odds), every coalition of at most :data:`LINKED_MAX_PLAYERS` players is enumerated.
     """
 
-    name = TREE
+    name = ""
+    structure = ""
+    """What the path reads, for messages ("trees", "linear margin")."""
     checked_model_use = (0, 0)
     """No model rows or calls beyond the permutation explainer's check."""
+    float32_sums = False
+    """Whether the model sums in float32 (its outputs are known to :data:`TREE_RTOL` ``[True]`` only)."""
+
+    def __init__(
+        self,
+        offset: np.ndarray,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+        output: OutputLink,
+    ) -> None:
+        self.offset, self.background, self.groups = offset, background, groups
+        self.preprocessing, self.progress, self.output = preprocessing, progress, output
 
     @property
     def shares_rounding(self) -> bool:
@@ -122,7 +145,105 @@ class TreePath:
 
         The share is bounded: every background row and every explained row is checked to :data:`TREE_RTOL`.
         """
-        return self.trees.float32_sums
+        return self.float32_sums
+
+    @property
+    def linked(self) -> bool:
+        """Whether the explained output is a link of the sum (the game is enumerated)."""
+        return self.output.link != "identity" or self.output.log_odds
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the explained output (n, k) of rows in the structure's input units: the link of the sum."""
+        sums = self._sums(inputs) + self.offset
+        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP) if self.linked else sums
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k)."""
+        if self.linked:
+            return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
+        return self._blocks(rows, "explaining", self._additive_values)
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
+        if self.linked:
+            return self._blocks(
+                rows,
+                "explaining interactions",
+                lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
+            )
+        return self._blocks(rows, "explaining interactions", lambda block: self._additive_interactions(block, index))
+
+    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
+        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the path's (a model changed)."""
+        try:
+            self.check_inputs(preprocessed(self.preprocessing, rows), outputs, "the model")
+        except ValueError as exc:
+            raise ValueError(
+                f"The model's output differs from the {self.structure} read in fit: it was refitted or changed in "
+                f"place since fit. Call fit again. ({exc})"
+            ) from exc
+
+    def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str) -> None:
+        """Check that the path gives ``expected`` (n, k) on ``inputs`` (its input units) to :data:`TREE_RTOL`.
+
+        Raises
+        ------
+        ValueError
+            The difference exceeds the tolerance or is not finite.
+        """
+        difference = float(np.max(np.abs(self.predict(inputs) - expected), initial=0.0))
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        rtol = TREE_RTOL[self.float32_sums]
+        if not difference <= rtol * scale:
+            raise ValueError(
+                f"What was read from the model ({self.structure}, plus a constant, through the link) does not "
+                f"give {name}: max |difference| {difference:.3g} on {expected.shape[0]} rows, relative "
+                f"{difference / scale:.3g} > rtol={rtol:g}."
+            )
+
+    def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
+        """Return ``compute`` of the inputs of ``rows``, block by block, with a bar over the rows."""
+        inputs = preprocessed(self.preprocessing, rows)
+        step = TREE_BLOCK_ROWS
+        if self.linked:  # bound the tables
+            table_bytes = 8 * (1 << self.groups.n_players) * self.offset.shape[0]
+            step = max(1, min(step, LINKED_TABLE_BYTES // table_bytes))
+        blocks = []
+        with progress_bar(self.progress, inputs.shape[0], desc, "row") as bar:
+            for start in range(0, max(inputs.shape[0], 1), step):  # no rows: one empty block
+                blocks.append(compute(inputs[start : start + step]))
+                bar.update(blocks[-1].shape[0])
+        return np.concatenate(blocks)
+
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the structure's sum (n, k) on rows in its input units (without the offset)."""
+        raise NotImplementedError
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the games of rows (in the input units) on all 2^p coalitions, through the link: (n, 2^p, k)."""
+        raise NotImplementedError
+
+    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the exact values (n, p, k) of the sum itself (no link)."""
+        raise NotImplementedError
+
+    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs (n, p, p, k) of ``index`` of the sum itself (no link)."""
+        raise NotImplementedError
+
+
+class TreePath(StructurePath):
+    """The tree path: the trees read from the model, the offset that completes their sum, the background.
+
+    Parameters
+    ----------
+    trees : TreeArrays
+    offset, background, groups, preprocessing, progress, output
+        As :class:`StructurePath`; ``output`` by default the trees' sum.
+    """
+
+    name = TREE
+    structure = "trees"
 
     def __init__(
         self,
@@ -132,51 +253,16 @@ class TreePath:
         groups: FeatureGroups,
         preprocessing: Any = None,
         progress: bool = False,
-        output: TreeOutput = SUM_OF_TREES,
+        output: OutputLink = SUM_OF_TREES,
     ) -> None:
-        self.trees, self.offset, self.background, self.groups = trees, offset, background, groups
-        self.preprocessing, self.progress, self.output = preprocessing, progress, output
+        super().__init__(offset, background, groups, preprocessing, progress, output)
+        self.trees = trees
+        self.float32_sums = trees.float32_sums
 
-    @property
-    def linked(self) -> bool:
-        """Whether the explained output is a link of the trees' sum (the game is enumerated)."""
-        return self.output.link != "identity" or self.output.log_odds
-
-    def predict(self, inputs: np.ndarray) -> np.ndarray:
-        """Return the explained output (n, k) of rows in the trees' input units: the link of their sum."""
-        sums = tree_predict(self.trees, inputs) + self.offset
-        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP) if self.linked else sums
-
-    def _inputs(self, rows: np.ndarray) -> np.ndarray:
-        """Return the trees' inputs of ``rows``: through the Pipeline's column-wise steps, if any."""
-        return _preprocessed(self.preprocessing, rows)
-
-    def values(self, rows: np.ndarray) -> np.ndarray:
-        """Exact Shapley values of rows (n, d): (n, p, k)."""
-        players = self.groups.player_of_column, self.groups.n_players
-        if self.linked:
-            return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
-        return self._blocks(
-            rows, "explaining", lambda block: tree_shapley_values(self.trees, block, self.background, *players)
-        )
-
-    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
-        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
-        players = self.groups.player_of_column, self.groups.n_players
-        if self.linked:
-            return self._blocks(
-                rows,
-                "explaining interactions",
-                lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
-            )
-        return self._blocks(
-            rows,
-            "explaining interactions",
-            lambda block: tree_interactions(self.trees, block, self.background, *players, index),
-        )
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
+        return tree_predict(self.trees, inputs)
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
-        """Return the games of rows (in the trees' input units) on all 2^p coalitions: (n, 2^p, k)."""
         return linked_tree_table(
             self.trees,
             inputs,
@@ -189,29 +275,70 @@ class TreePath:
             PROBABILITY_CLIP,
         )
 
-    def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
-        """Return ``compute`` of the trees' inputs of ``rows``, block by block, with a bar over the rows."""
-        inputs = self._inputs(rows)
-        step = TREE_BLOCK_ROWS
-        if self.linked:  # bound the tables
-            table_bytes = 8 * (1 << self.groups.n_players) * self.trees.value.shape[1]
-            step = max(1, min(step, LINKED_TABLE_BYTES // table_bytes))
-        blocks = []
-        with progress_bar(self.progress, inputs.shape[0], desc, "row") as bar:
-            for start in range(0, max(inputs.shape[0], 1), step):  # no rows: one empty block
-                blocks.append(compute(inputs[start : start + step]))
-                bar.update(blocks[-1].shape[0])
-        return np.concatenate(blocks)
+    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
+        players = self.groups.player_of_column, self.groups.n_players
+        return tree_shapley_values(self.trees, inputs, self.background, *players)
 
-    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
-        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the trees' (a model changed)."""
-        try:
-            _check_tree_outputs(self, self._inputs(rows), outputs, "the model")
-        except ValueError as exc:
-            raise ValueError(
-                "The model's output differs from the trees read in fit: it was refitted or changed in place "
-                f"since fit. Call fit again. ({exc})"
-            ) from exc
+    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
+        players = self.groups.player_of_column, self.groups.n_players
+        return tree_interactions(self.trees, inputs, self.background, *players, index)
+
+
+class LinearPath(StructurePath):
+    """The linear path: a linear model's weights, its intercept as the offset, the background.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (d, n_outputs)
+        The margin's weights.
+    offset, background, groups, preprocessing, progress, output
+        As :class:`StructurePath`.
+    """
+
+    name = LINEAR
+    structure = "linear margin"
+
+    def __init__(
+        self,
+        coef: np.ndarray,
+        offset: np.ndarray,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+        output: OutputLink,
+    ) -> None:
+        super().__init__(offset, background, groups, preprocessing, progress, output)
+        self.coef = coef
+
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
+        return inputs @ self.coef
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        return linked_linear_table(
+            self.coef,
+            inputs,
+            self.background,
+            self.offset,
+            self.groups.player_of_column,
+            self.groups.n_players,
+            self.output.link,
+            self.output.log_odds,
+            PROBABILITY_CLIP,
+        )
+
+    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
+        """φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j): the game is additive."""
+        columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
+        values = np.zeros((inputs.shape[0], self.groups.n_players, self.coef.shape[1]))
+        np.add.at(values, (slice(None), self.groups.player_of_column), columns)
+        return values
+
+    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
+        """No pairs (an additive game); each player's value on the diagonal, whatever the index."""
+        values = self._additive_values(inputs)
+        n, p, k = values.shape
+        return interaction_matrix(np.zeros((n, p, p, k)), values, index)
 
 
 def exact_path(
@@ -223,14 +350,14 @@ def exact_path(
     groups: FeatureGroups,
     device: Any,
     progress: bool,
-) -> ProductKernelPath | TreePath | None:
+) -> ProductKernelPath | StructurePath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
     Parameters
     ----------
     algorithm : str
-        "auto" (the product-kernel path, else the tree path, else None), "product_kernel" or "tree"
-        (that path, or an error saying why not); another name: None.
+        "auto" (the product-kernel path, else the tree path, else the linear path, else None), or one
+        of :data:`EXACT_PATHS` (that path, or an error saying why not); another name: None.
     model : fitted estimator
     output : str
         The explained output, resolved ("predict", "margin", "probability" or "log_odds").
@@ -245,7 +372,7 @@ def exact_path(
 
     Returns
     -------
-    ProductKernelPath, TreePath or None
+    ProductKernelPath, TreePath, LinearPath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 
@@ -265,11 +392,13 @@ def exact_path(
         except (TypeError, ValueError):
             if algorithm != "auto":
                 raise
-    try:
-        return _tree_path(model, output, background, background_outputs, groups, progress)
-    except (TypeError, ValueError):
-        if algorithm != "auto":
-            raise
+    for name, read in ((TREE, _tree_path), (LINEAR, _linear_path)):
+        if algorithm in ("auto", name):
+            try:
+                return read(model, output, background, background_outputs, groups, progress)
+            except (TypeError, ValueError):
+                if algorithm != "auto":
+                    raise
     return None
 
 
@@ -303,7 +432,7 @@ def _tree_path(
             f"enumerates its 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here {groups.n_players}). "
             "Explain its raw score (output='margin'), group the features, or choose a sampling algorithm."
         )
-    inputs = _preprocessed(preprocessing, background)
+    inputs = preprocessed(preprocessing, background)
     if inputs.shape != background.shape:
         raise TypeError(
             f"The Pipeline's steps before the trees give {inputs.shape[1]} columns of {background.shape[1]}."
@@ -311,12 +440,44 @@ def _tree_path(
     raw = _raw_outputs(model, link, output, background, outputs)
     offset = (raw - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
     path = TreePath(trees, offset, inputs, groups, preprocessing, progress, link)
-    _check_tree_outputs(path, inputs, outputs, "the explained output (output=)")
+    path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
 
 
-def _raw_outputs(model: Any, link: TreeOutput, output: str, background: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-    """Return the model's raw sums (N, k) on the background, whose mean difference from the trees is the offset."""
+def _linear_path(
+    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+) -> LinearPath:
+    preprocessing, final = column_wise_preprocessing(model)
+    coef, links = extract_linear(final, outputs.shape[1], output)
+    inputs = preprocessed(preprocessing, background)
+    if inputs.shape != background.shape:
+        raise TypeError(
+            f"The Pipeline's steps before the model give {inputs.shape[1]} columns of {background.shape[1]}."
+        )
+    refusal = ValueError("no link read")
+    for link in links:  # the candidates, checked in turn on every background row
+        if (link.link != "identity" or link.log_odds) and groups.n_players > LINKED_MAX_PLAYERS:
+            refusal = ValueError(
+                f"{type(final).__name__}'s output {output!r} is a {link.link} link of its linear margin: the linear "
+                f"path enumerates its 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here "
+                f"{groups.n_players}). Explain its margin (output='margin'), group the features, or choose a "
+                "sampling algorithm."
+            )
+            continue
+        raw = _raw_outputs(model, link, output, background, outputs)
+        offset = (raw - inputs @ coef).mean(axis=0)
+        path = LinearPath(coef, offset, inputs, groups, preprocessing, progress, link)
+        try:
+            path.check_inputs(inputs, outputs, "the explained output (output=)")
+        except ValueError as exc:
+            refusal = exc
+            continue
+        return path
+    raise refusal
+
+
+def _raw_outputs(model: Any, link: OutputLink, output: str, background: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """Return the model's raw sums (N, k) on the background (their mean excess over the structure's: the offset)."""
     if link.raw_output is None:  # a log link
         with np.errstate(divide="ignore", invalid="ignore"):  # a non-positive output fails the check
             return np.log(outputs)
@@ -324,36 +485,3 @@ def _raw_outputs(model: Any, link: TreeOutput, output: str, background: np.ndarr
         return outputs
     raw = make_model_function(model, link.raw_output, resolve_backend("cpu"), None)(background)
     return np.asarray(raw, dtype=np.float64).reshape(outputs.shape)
-
-
-def _preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:
-    """Return ``rows`` through ``preprocessing`` (named columns where it was fitted on a DataFrame), as float64."""
-    if preprocessing is None:
-        return rows
-    names = getattr(preprocessing, "feature_names_in_", None)
-    if names is not None:
-        import pandas as pd
-
-        rows = pd.DataFrame(rows, columns=list(names))
-    return np.asarray(preprocessing.transform(rows), dtype=np.float64)
-
-
-def _check_tree_outputs(path: TreePath, rows: np.ndarray, expected: np.ndarray, name: str) -> None:
-    """Check that the path's trees (their sum plus the offset, through the link) give ``expected`` (n, k).
-
-    On ``rows`` (in the trees' input units), to :data:`TREE_RTOL`.
-
-    Raises
-    ------
-    ValueError
-        The difference exceeds the tolerance or is not finite.
-    """
-    difference = float(np.max(np.abs(path.predict(rows) - expected), initial=0.0))
-    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-    rtol = TREE_RTOL[path.trees.float32_sums]
-    if not difference <= rtol * scale:
-        raise ValueError(
-            f"The trees read from the model (their sum plus a constant, through the link) do not give {name}: "
-            f"max |difference| {difference:.3g} "
-            f"on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}."
-        )

@@ -53,7 +53,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ProductKernelPath, TreePath, exact_path
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ProductKernelPath, StructurePath, exact_path
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -167,10 +167,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           (scikit-learn's decision trees, random forests, extra trees, gradient boosting and
           histogram gradient boosting, xgboost gbtree models, LightGBM models, Pipelines of
           column-wise steps ending in one: every leaf an explained row and a background row
-          reach, features or groups, exact pairs; computed on the CPU). Taken
-          where the structure gives the explained ``output`` on the background (a forest's
-          probability, a boosted model's margin; not a boosted model's probability); every
-          explain checks it on the explained rows (one model call).
+          reach, features or groups, exact pairs; computed on the CPU; a link of the trees' sum,
+          a boosted classifier's probability or a Poisson loss's prediction, by enumerating the
+          2^p coalitions, p <= 16); "linear" (scikit-learn's linear models: closed form; a
+          logistic probability or a log link by enumeration, p <= 16). Taken where the structure
+          gives the explained ``output`` on the background; every explain checks it on the
+          explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
           "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
           (``algorithm_`` says which).
@@ -388,7 +390,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     def _fitted_exact_path(
         self, background: np.ndarray, codec: Any, groups: Any, output: str
-    ) -> ProductKernelPath | TreePath | None:
+    ) -> ProductKernelPath | StructurePath | None:
         """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
         if codec is not None:  # a raw table's codes: no product kernel takes them, trees would be read on codes
@@ -424,9 +426,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
-    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ProductKernelPath | TreePath, np.ndarray]:
+    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ProductKernelPath | StructurePath, np.ndarray]:
         """Return the exact path and the model's outputs (n, k) on the rows, having refused outputs not its own."""
-        path = cast(ProductKernelPath | TreePath, self._exact_path)
+        path = cast(ProductKernelPath | StructurePath, self._exact_path)
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
         path.check(explained.array, outputs)

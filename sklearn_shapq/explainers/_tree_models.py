@@ -12,13 +12,13 @@ its trees.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import is_classifier
 
 from sklearn_shapq.backends import TreeArrays, node_depths
+from sklearn_shapq.explainers._output_links import OutputLink
 from sklearn_shapq.games import is_xgboost
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "missing_left", "value")
@@ -51,64 +51,6 @@ _LIGHTGBM_ZERO = 1.0000000180025095e-35
 """LightGBM's kZeroThreshold: it reads |x| ≤ this as 0 in a prediction."""
 _LIGHTGBM_CLAMPED = 1e300
 """``dump_model`` writes thresholds beyond ±this as ±this."""
-
-
-@dataclass(frozen=True)
-class TreeOutput:
-    """How an explained output follows from the trees' sum m (plus the model's constant c).
-
-    Attributes
-    ----------
-    raw_output : str or None
-        The model's output that is m + c ("predict", "margin" or "probability"); None: log of the
-        explained output (a log link).
-    link : str
-        The map from m + c to the explained output (:data:`~sklearn_shapq.backends.LINKS`).
-    log_odds : bool
-        Then the log-odds of the clipped result (a classifier's ``output="log_odds"``).
-    """
-
-    raw_output: str | None
-    link: str
-    log_odds: bool = False
-
-
-def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
-    """Split a Pipeline into its column-wise steps and its last step; another model: (None, model).
-
-    A column-wise step maps each column to one column from that column alone (scalers, quantile and
-    power transforms, ordinal binning, imputation without indicators), so a tree on its outputs splits
-    on the same players as on its inputs.
-
-    Raises
-    ------
-    TypeError
-        A step that is not column-wise (it may mix or add columns).
-    """
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import (
-        KBinsDiscretizer,
-        MaxAbsScaler,
-        MinMaxScaler,
-        PowerTransformer,
-        QuantileTransformer,
-        RobustScaler,
-        StandardScaler,
-    )
-
-    if not isinstance(model, Pipeline):
-        return None, model
-    column_wise = (MaxAbsScaler, MinMaxScaler, PowerTransformer, QuantileTransformer, RobustScaler, StandardScaler)
-    for name, step in model.steps[:-1]:
-        imputer = type(step) is SimpleImputer and not step.add_indicator
-        ordinal = type(step) is KBinsDiscretizer and step.encode == "ordinal"
-        if not (type(step) in column_wise or imputer or ordinal or step in (None, "passthrough")):
-            raise TypeError(
-                f"The Pipeline's step {name!r} ({type(step).__name__}) is not read as column-wise: the tree path "
-                "takes scalers, quantile and power transforms, ordinal binning and SimpleImputer before the trees."
-            )
-    return model[:-1], model.steps[-1][1]
 
 
 def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
@@ -166,8 +108,8 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
 
 
-def tree_output(model: Any, output: str, n_outputs: int) -> TreeOutput:
-    """Return how ``output`` of a tree model follows from its trees' sum (see :class:`TreeOutput`).
+def tree_output(model: Any, output: str, n_outputs: int) -> OutputLink:
+    """Return how ``output`` of a tree model follows from its trees' sum (see :class:`OutputLink`).
 
     Parameters
     ----------
@@ -190,7 +132,7 @@ def tree_output(model: Any, output: str, n_outputs: int) -> TreeOutput:
     >>> X = np.random.default_rng(0).normal(size=(60, 2))
     >>> model = HistGradientBoostingClassifier(max_iter=3).fit(X, X[:, 0] > 0)
     >>> tree_output(model, "probability", 1)
-    TreeOutput(raw_output='margin', link='sigmoid', log_odds=False)
+    OutputLink(raw_output='margin', link='sigmoid', log_odds=False)
     """
     kind = _tree_kind(model)
     if kind is None:
@@ -201,18 +143,18 @@ def tree_output(model: Any, output: str, n_outputs: int) -> TreeOutput:
     classifier = objective.startswith(("binary:", "multi:")) if objective else is_classifier(model)
     link = _boosting_link(model, classifier, objective) if not forest else "identity"
     if output in ADDITIVE_OUTPUTS[kind, classifier] and link == "identity":
-        return TreeOutput(output, "identity")
+        return OutputLink(output, "identity")
     class_link = "sigmoid" if n_outputs == 1 else "softmax"
     if forest and classifier and output == "log_odds":
-        return TreeOutput("probability", "identity", log_odds=True)
+        return OutputLink("probability", "identity", log_odds=True)
     if not forest and classifier and output == "probability":
-        return TreeOutput("margin", class_link)
+        return OutputLink("margin", class_link)
     if not forest and classifier and output == "log_odds":
         if xgboost and n_outputs == 1:  # its binary log-odds are the margin itself
-            return TreeOutput("margin", "identity")
-        return TreeOutput("margin", class_link, log_odds=True)
+            return OutputLink("margin", "identity")
+        return OutputLink("margin", class_link, log_odds=True)
     if not classifier and output == "predict" and link == "exp":
-        return TreeOutput(None, "exp")
+        return OutputLink(None, "exp")
     raise ValueError(
         f"{type(model).__name__}'s output {output!r} is neither a sum over its trees nor a link of one read "
         "here (a class label, a link other than the identity and the log): choose another output or a sampling "

@@ -1,0 +1,71 @@
+"""Read fitted linear models: the weights of their margin and the links from it to the explained output.
+
+Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_`` (regressors, generalized
+linear models with a log link, classifiers' margins, and a logistic classifier's probability and
+log-odds). The caller finds the intercept (the model's raw output minus the weighted sum) and checks
+the link of the sum against the model's own outputs on every background row: a link that does not
+give them (a one-vs-rest probability, say) is never explained from the weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier
+
+from sklearn_shapq.explainers._output_links import OutputLink
+
+
+def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray, tuple[OutputLink, ...]]:
+    """Return a linear model's weights and the links from its margin that may give ``output``.
+
+    Parameters
+    ----------
+    model : fitted estimator of ``sklearn.linear_model``
+    n_outputs : int
+        The explained outputs: a binary classifier's one, else one per class or target.
+    output : {"predict", "margin", "probability", "log_odds"}
+        The explained output, resolved.
+
+    Returns
+    -------
+    coef : ndarray of shape (d, n_outputs)
+    links : tuple of OutputLink
+        The candidates, to be checked in turn against the model's outputs: a regressor's prediction
+        is its margin (identity) or, for a log-link generalized linear model, exp of it.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a fitted linear model of scikit-learn.
+    ValueError
+        ``output`` is a class label, or the weights give another number of outputs.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> coef, links = extract_linear(LogisticRegression().fit(X, X[:, 0] > 0), 1, "probability")
+    >>> coef.shape, links
+    ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
+    """
+    module = type(model).__module__
+    if not (module.startswith("sklearn.linear_model") and hasattr(model, "coef_") and hasattr(model, "intercept_")):
+        raise TypeError(f"{type(model).__name__} is not a fitted linear model of scikit-learn.")
+    coef = np.asarray(model.coef_, dtype=np.float64)
+    coef = coef.reshape(1, -1).T if coef.ndim == 1 else coef.T
+    if coef.shape[1] != n_outputs:
+        raise ValueError(f"the weights give {coef.shape[1]} outputs; the explained output has {n_outputs}.")
+    class_link = "sigmoid" if n_outputs == 1 else "softmax"
+    if is_classifier(model):
+        links = {
+            "margin": (OutputLink("margin", "identity"),),
+            "probability": (OutputLink("margin", class_link),),
+            "log_odds": (OutputLink("margin", class_link, log_odds=True),),
+        }
+    else:
+        links = {"predict": (OutputLink("predict", "identity"), OutputLink(None, "exp"))}
+    if output not in links:
+        raise ValueError(f"{type(model).__name__}'s output {output!r} is not read from its weights (a class label).")
+    return coef, links[output]

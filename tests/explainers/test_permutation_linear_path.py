@@ -1,0 +1,197 @@
+"""The linear path of "auto": a linear model's values in closed form, a logistic probability by enumeration."""
+
+from itertools import combinations
+from math import factorial
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import (
+    LinearRegression,
+    LogisticRegression,
+    PoissonRegressor,
+    Ridge,
+    SGDClassifier,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures, QuantileTransformer, StandardScaler
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.backends import linked_linear_table
+from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+
+D = 5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, D)) * [1.0, 2.0, 0.5, 1.0, 3.0] + [0.0, 1.0, -1.0, 0.0, 2.0]
+    margin = X @ [1.0, -0.5, 2.0, 0.0, 0.3] + 0.5 * rng.normal(size=300)
+    return X, margin
+
+
+def _logit(p):
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return np.log(p / (1 - p))
+
+
+MODEL_NAMES = [
+    "logistic_probability",
+    "logistic_log_odds",
+    "logistic_margin",
+    "multinomial_probabilities",
+    "linear_regression",
+    "ridge_two_targets",
+    "poisson",
+]
+
+
+@pytest.fixture(scope="module")
+def models(data):
+    """(model, ``output``, the explained output written from the model's public API) by name."""
+    X, margin = data
+    labels, classes = margin > 0, np.digitize(margin, [-1.0, 1.0])
+    logistic = make_pipeline(QuantileTransformer(n_quantiles=50), LogisticRegression()).fit(X, labels)
+    multinomial = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, classes)
+    regression = LinearRegression().fit(X, margin)
+    ridge = Ridge().fit(X, np.column_stack([margin, X[:, 0] - X[:, 4]]))
+    poisson = PoissonRegressor().fit(X, np.round(np.exp(margin / 4)))
+    return {
+        "logistic_probability": (logistic, "probability", lambda r: logistic.predict_proba(r)[:, 1]),
+        "logistic_log_odds": (logistic, "log_odds", lambda r: _logit(logistic.predict_proba(r)[:, 1])),
+        "logistic_margin": (logistic, "auto", logistic.decision_function),
+        "multinomial_probabilities": (multinomial, "probability", multinomial.predict_proba),
+        "linear_regression": (regression, "auto", regression.predict),
+        "ridge_two_targets": (ridge, "auto", ridge.predict),
+        "poisson": (poisson, "auto", poisson.predict),
+    }
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_auto_gives_the_enumerated_values_of_the_interventional_game(data, models, name):
+    X, _ = data
+    model, output, predict = models[name]
+    rows, background = X[:3], X[100:120]
+    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
+    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("linear", 0, 1)
+    explanation = explainer.explain(rows)
+    values = explanation.values.reshape(3, D, -1)
+    for x, phi in zip(rows, values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
+        np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)
+    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
+    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    assert (explanation.diagnostics["n_model_calls"], explanation.diagnostics["n_model_rows"]) == (1, 3)
+
+
+def test_the_table_is_the_linked_margin_on_every_hybrid_row(data):
+    X, margin = data
+    model = LogisticRegression().fit(X, np.digitize(margin, [-1.0, 1.0]))
+    x, background = X[:2], X[50:56]
+    table = linked_linear_table(model.coef_.T, x, background, model.intercept_, np.arange(D), D, "softmax")
+    for row in range(2):
+        for code in range(1 << D):
+            hybrid = background.copy()
+            members = [j for j in range(D) if code >> j & 1]
+            hybrid[:, members] = x[row, members]
+            np.testing.assert_allclose(table[row, code], model.predict_proba(hybrid).mean(axis=0), rtol=1e-12)
+
+
+def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
+    X, margin = data
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    model = LogisticRegression().fit(frame, margin > 0)
+
+    def predict(rows):
+        return model.predict_proba(pd.DataFrame(rows, columns=list("abcde")))[:, 1]
+
+    groups = {"ab": ["a", "b"], "de": ["d", "e"]}
+    grouped = PermutationShapExplainer(
+        model, output="probability", feature_groups=groups, background_size=None, progress=False
+    ).fit(frame.iloc[60:76])
+    assert grouped.algorithm_ == "linear"
+    members = [[0, 1], [2], [3, 4]]  # players by first column: ab, c, de
+    background = X[60:76]
+    for x, phi in zip(X[:3], grouped.explain(frame.iloc[:3]).values, strict=True):
+
+        def value(players, x=x):
+            columns = [c for p in players for c in members[p]]
+            return interventional_value(predict, x, background, columns)[()]
+
+        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
+    explainer = PermutationShapExplainer(model, output="probability", background_size=None, progress=False)
+    explainer.fit(frame.iloc[60:76])
+    sii = explainer.explain_interactions(frame.iloc[:2], index="SII", max_evals=20)
+    faith = explainer.explain_interactions(frame.iloc[:2], index="FSII", max_evals=20)
+    assert sii.diagnostics["exact"]
+    for x, sii_matrix, faith_matrix in zip(X[:2], sii.values, faith.values, strict=True):
+        table = np.array(
+            [
+                np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
+                for code in range(1 << D)
+            ]
+        )
+        for i, j in combinations(range(D), 2):
+            others = [c for c in range(D) if c not in (i, j)]
+            expected = sum(
+                factorial(len(s))
+                * factorial(D - len(s) - 2)
+                / factorial(D - 1)
+                * (
+                    table[sum(1 << c for c in (*s, i, j)), 0]
+                    - table[sum(1 << c for c in (*s, i)), 0]
+                    - table[sum(1 << c for c in (*s, j)), 0]
+                    + table[sum(1 << c for c in s), 0]
+                )
+                for size in range(D - 1)
+                for s in combinations(others, size)
+            )
+            np.testing.assert_allclose(sii_matrix[i, j], expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(faith_matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+
+
+def test_an_additive_game_has_no_pairs_and_its_values_on_the_diagonal(data):
+    X, margin = data
+    model = LinearRegression().fit(X, margin)
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(X[:30])
+    values = explainer.explain(X[:2]).values
+    for index in ("shap", "SII", "STII", "FSII"):
+        matrix = explainer.explain_interactions(X[:2], index=index).values
+        np.testing.assert_allclose(matrix[:, range(D), range(D)], values, atol=1e-12)
+        np.testing.assert_array_equal(matrix.sum(axis=2) - matrix[:, range(D), range(D)], 0.0)
+    expected = (X[:2] - X[:30].mean(axis=0)) * model.coef_  # φ_i = w_i (x_i − E z_i)
+    np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_what_the_weights_do_not_give_samples_and_the_explicit_path_refuses(data):
+    X, margin = data
+    one_vs_rest = SGDClassifier(loss="log_loss", random_state=0).fit(X, np.digitize(margin, [-1.0, 1.0]))
+    sampled = PermutationShapExplainer(one_vs_rest, output="probability", background_size=10, progress=False)
+    assert sampled.fit(X).algorithm_ not in ("linear", "tree", "product_kernel")  # normalized one-vs-rest
+    forced = PermutationShapExplainer(one_vs_rest, output="probability", algorithm="linear", background_size=10)
+    with pytest.raises(ValueError, match="does not give the explained output"):
+        forced.set_params(progress=False).fit(X)
+    mixing = make_pipeline(PolynomialFeatures(2), LinearRegression()).fit(X, margin)
+    with pytest.raises(TypeError, match="not read as column-wise"):
+        PermutationShapExplainer(mixing, algorithm="linear", background_size=10, progress=False).fit(X)
+    wide = np.random.default_rng(0).normal(size=(100, 17))
+    logistic = LogisticRegression().fit(wide, wide[:, 0] > 0)
+    assert PermutationShapExplainer(logistic, output="probability", background_size=10, progress=False).fit(
+        wide
+    ).algorithm_ not in ("linear",)
+    assert PermutationShapExplainer(logistic, background_size=10, progress=False).fit(wide).algorithm_ == "linear"
+    with pytest.raises(ValueError, match="2\\^p coalitions, for p <= 16"):
+        PermutationShapExplainer(
+            logistic, output="probability", algorithm="linear", background_size=10, progress=False
+        ).fit(wide)
+
+
+def test_a_model_refitted_in_place_is_refused(data):
+    X, margin = data
+    model = LogisticRegression().fit(X, margin > 0)
+    explainer = PermutationShapExplainer(model, output="probability", background_size=20, progress=False).fit(X)
+    model.fit(X, margin > 1)
+    with pytest.raises(ValueError, match="differs from the linear margin read in fit"):
+        explainer.explain(X[:2])
