@@ -135,7 +135,8 @@ def main() -> None:
             "sampled_max_error_vs_brute_force": float(np.abs(sampled_values.values[: args.n_truth] - truth).max()),
             "ours_efficiency_error": float(np.abs(ours.values.sum(1) + ours.base_values - predict(rows)).max()),
         }
-        shap_text = "shap TreeExplainer: not a tree model"
+        shap_text = "shap TreeExplainer: not run (a linear model)" if name.startswith("logistic") else ""
+        shap_text = shap_text or "shap TreeExplainer: not run (its model_output has no log-odds of a forest)"
         if output == "probability" and not name.startswith("logistic"):
             try:
                 tree = shap.TreeExplainer(
