@@ -51,16 +51,17 @@ EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR)
 CHECKED_ROWS = 64
 """Background rows on which ``fit`` compares the dual form's outputs with the explained ones (the trees: all)."""
 TREE_BLOCK_ROWS = 256
-"""Explained rows the tree path computes at once (between progress updates)."""
+"""Explained rows the tree and linear paths compute at once (between progress updates)."""
 LINKED_MAX_PLAYERS = 16
-"""Most players of the tree path through a link (a boosted classifier's probability): it enumerates 2^p
-coalitions per pair of rows, O(p 2^p); at p = 16 that is about the time of a sampled estimate's model rows."""
+"""Most players of the tree and linear paths through a link (a boosted classifier's probability): they
+enumerate 2^p coalitions per pair of rows, O(p 2^p); at p = 16 about the time of a sampled estimate's model rows."""
 LINKED_TABLE_BYTES = 1 << 26
-"""Bytes of the tables (rows × 2^p × outputs) the linked tree path holds at once."""
+"""Bytes of the tables (rows × 2^p × outputs) the tree and linear paths through a link hold at once."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
+"""Tolerance of the trees' (and weights') outputs relative to max(1, |output|): sums in float64, or in float32
+(xgboost)."""
 SUM_OF_TREES = OutputLink("predict", "identity")
 """The explained output of a tree path by default: the trees' sum plus the offset."""
-"""Tolerance of the trees' outputs relative to max(1, |output|): leaves in float64, or in float32 (xgboost)."""
 
 
 class ProductKernelPath:
@@ -330,9 +331,8 @@ class LinearPath(StructurePath):
     def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
         """φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j): the game is additive."""
         columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
-        values = np.zeros((inputs.shape[0], self.groups.n_players, self.coef.shape[1]))
-        np.add.at(values, (slice(None), self.groups.player_of_column), columns)
-        return values
+        membership = np.eye(self.groups.n_players)[self.groups.player_of_column]  # (d, p): a column's player
+        return np.einsum("ndk,dp->npk", columns, membership)
 
     def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
         """No pairs (an additive game); each player's value on the diagonal, whatever the index."""
@@ -423,20 +423,12 @@ def _product_kernel_path(
 def _tree_path(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
 ) -> TreePath:
-    preprocessing, final = column_wise_preprocessing(model)
+    preprocessing, final, inputs = _column_wise_inputs(model, background)
     link = tree_output(final, output, outputs.shape[1])
-    trees = extract_trees(final, outputs.shape[1], output)
-    if (link.link != "identity" or link.log_odds) and groups.n_players > LINKED_MAX_PLAYERS:
-        raise ValueError(
-            f"{type(final).__name__}'s output {output!r} is a {link.link} link of its trees' sum: the tree path "
-            f"enumerates its 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here {groups.n_players}). "
-            "Explain its raw score (output='margin'), group the features, or choose a sampling algorithm."
-        )
-    inputs = preprocessed(preprocessing, background)
-    if inputs.shape != background.shape:
-        raise TypeError(
-            f"The Pipeline's steps before the trees give {inputs.shape[1]} columns of {background.shape[1]}."
-        )
+    refusal = _enumeration_refusal(model, output, link, "trees' sum", groups.n_players)
+    if refusal is not None:
+        raise refusal
+    trees = extract_trees(final, outputs.shape[1], output, link)
     raw = _raw_outputs(model, link, output, background, outputs)
     offset = (raw - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
     path = TreePath(trees, offset, inputs, groups, preprocessing, progress, link)
@@ -447,22 +439,13 @@ def _tree_path(
 def _linear_path(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
 ) -> LinearPath:
-    preprocessing, final = column_wise_preprocessing(model)
+    preprocessing, final, inputs = _column_wise_inputs(model, background)
     coef, links = extract_linear(final, outputs.shape[1], output)
-    inputs = preprocessed(preprocessing, background)
-    if inputs.shape != background.shape:
-        raise TypeError(
-            f"The Pipeline's steps before the model give {inputs.shape[1]} columns of {background.shape[1]}."
-        )
-    refusal = ValueError("no link read")
-    for link in links:  # the candidates, checked in turn on every background row
-        if (link.link != "identity" or link.log_odds) and groups.n_players > LINKED_MAX_PLAYERS:
-            refusal = ValueError(
-                f"{type(final).__name__}'s output {output!r} is a {link.link} link of its linear margin: the linear "
-                f"path enumerates its 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here "
-                f"{groups.n_players}). Explain its margin (output='margin'), group the features, or choose a "
-                "sampling algorithm."
-            )
+    refusals = []
+    for link in links:  # the candidates, checked in turn on every background row; the first refusal is kept
+        refusal = _enumeration_refusal(model, output, link, "linear margin", groups.n_players)
+        if refusal is not None:
+            refusals.append(refusal)
             continue
         raw = _raw_outputs(model, link, output, background, outputs)
         offset = (raw - inputs @ coef).mean(axis=0)
@@ -470,10 +453,48 @@ def _linear_path(
         try:
             path.check_inputs(inputs, outputs, "the explained output (output=)")
         except ValueError as exc:
-            refusal = exc
+            refusals.append(exc)
             continue
         return path
-    raise refusal
+    raise refusals[0]
+
+
+def _column_wise_inputs(model: Any, background: np.ndarray) -> tuple[Any, Any, np.ndarray]:
+    """Split ``model`` into its column-wise steps and its last step; return them and the background through the steps.
+
+    Raises
+    ------
+    TypeError
+        A step that is not column-wise, or steps that change the number of columns.
+    """
+    preprocessing, final = column_wise_preprocessing(model)
+    inputs = preprocessed(preprocessing, background)
+    if inputs.shape != background.shape:
+        raise TypeError(
+            f"The Pipeline's steps before the model give {inputs.shape[1]} columns of {background.shape[1]}."
+        )
+    return preprocessing, final, inputs
+
+
+def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: str, n_players: int) -> ValueError | None:
+    """Return why a link of the ``sum_name`` is not enumerated for ``n_players`` (more than :data:`LINKED_MAX_PLAYERS`).
+
+    None where the link is the identity (no enumeration) or the players are few enough.
+    """
+    if not (link.link != "identity" or link.log_odds) or n_players <= LINKED_MAX_PLAYERS:
+        return None
+    article = "an" if link.link == "exp" else "a"
+    described = f"{article} {link.link} link of its {sum_name}" if link.link != "identity" else f"its {sum_name}"
+    described = f"the log-odds of {described}" if link.log_odds else described
+    try:  # the raw score, where the model has one, stays exact at any number of players
+        make_model_function(model, "margin", resolve_backend("cpu"), None)
+        advice = "Explain its raw score (output='margin'), group the features, or choose a sampling algorithm."
+    except (TypeError, ValueError):
+        advice = "Group the features, or choose a sampling algorithm."
+    return ValueError(
+        f"{type(model).__name__}'s output {output!r} is {described}: its exact values enumerate the 2^p coalitions, "
+        f"for p <= {LINKED_MAX_PLAYERS} players (here {n_players}). {advice}"
+    )
 
 
 def _raw_outputs(model: Any, link: OutputLink, output: str, background: np.ndarray, outputs: np.ndarray) -> np.ndarray:
@@ -483,5 +504,10 @@ def _raw_outputs(model: Any, link: OutputLink, output: str, background: np.ndarr
             return np.log(outputs)
     if link.raw_output == output:
         return outputs
-    raw = make_model_function(model, link.raw_output, resolve_backend("cpu"), None)(background)
-    return np.asarray(raw, dtype=np.float64).reshape(outputs.shape)
+    raw = np.asarray(make_model_function(model, link.raw_output, resolve_backend("cpu"), None)(background))
+    if raw.size != outputs.size:
+        raise ValueError(
+            f"The model's {link.raw_output} has {raw.size // max(1, outputs.shape[0])} columns where the explained "
+            f"output has {outputs.shape[1]} (two classes scored by a softmax, say): not read here."
+        )
+    return raw.astype(np.float64).reshape(outputs.shape)

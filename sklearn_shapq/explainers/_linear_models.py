@@ -1,10 +1,11 @@
 """Read fitted linear models: the weights of their margin and the links from it to the explained output.
 
-Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_`` (regressors, generalized
-linear models with a log link, classifiers' margins, and a logistic classifier's probability and
-log-odds). The caller finds the intercept (the model's raw output minus the weighted sum) and checks
-the link of the sum against the model's own outputs on every background row: a link that does not
-give them (a one-vs-rest probability, say) is never explained from the weights.
+Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_``, ``LinearSVC`` and
+``LinearSVR`` (regressors, generalized linear models with a log link, classifiers' margins, and a
+logistic classifier's probability and log-odds). The caller finds the intercept (the model's raw
+output minus the weighted sum) and checks the link of the sum against the model's own outputs on
+every background row: a link that does not give them (a one-vs-rest probability, say) is never
+explained from the weights.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
 
     Parameters
     ----------
-    model : fitted estimator of ``sklearn.linear_model``
+    model : fitted estimator of ``sklearn.linear_model``, LinearSVC or LinearSVR
     n_outputs : int
         The explained outputs: a binary classifier's one, else one per class or target.
     output : {"predict", "margin", "probability", "log_odds"}
@@ -50,14 +51,17 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     >>> coef.shape, links
     ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
     """
-    module = type(model).__module__
-    if not (module.startswith("sklearn.linear_model") and hasattr(model, "coef_") and hasattr(model, "intercept_")):
-        raise TypeError(f"{type(model).__name__} is not a fitted linear model of scikit-learn.")
-    coef = np.asarray(model.coef_, dtype=np.float64)
+    module, name = type(model).__module__, type(model).__name__
+    linear = module.startswith("sklearn.linear_model") or name in ("LinearSVC", "LinearSVR")
+    if not (linear and hasattr(model, "coef_") and hasattr(model, "intercept_")):
+        raise TypeError(f"{name} is not a fitted linear model of scikit-learn.")
+    coef = model.coef_.toarray() if hasattr(model.coef_, "toarray") else model.coef_  # after sparsify()
+    coef = np.asarray(coef, dtype=np.float64)
     coef = coef.reshape(1, -1).T if coef.ndim == 1 else coef.T
     if coef.shape[1] != n_outputs:
         raise ValueError(f"the weights give {coef.shape[1]} outputs; the explained output has {n_outputs}.")
     class_link = "sigmoid" if n_outputs == 1 else "softmax"
+    links: dict[str, tuple[OutputLink, ...]]
     if is_classifier(model):
         links = {
             "margin": (OutputLink("margin", "identity"),),

@@ -29,7 +29,7 @@ ADDITIVE_OUTPUTS = {
     ("boosted", True): ("margin",),
     ("xgboost", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
     ("xgboost", True): ("margin",),
-    ("lightgbm", False): ("predict",),  # the raw score of an identity-link objective
+    ("lightgbm", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
     ("lightgbm", True): ("margin",),  # its raw score
 }
 """The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
@@ -53,7 +53,7 @@ _LIGHTGBM_CLAMPED = 1e300
 """``dump_model`` writes thresholds beyond ±this as ±this."""
 
 
-def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
+def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | None = None) -> TreeArrays:
     """Read ``model``'s trees, giving ``n_outputs`` outputs summed over trees (up to a constant).
 
     Parameters
@@ -62,7 +62,10 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     n_outputs : int
         The explained outputs: a binary classifier's one (its positive class) or one per class.
     output : {"predict", "margin", "probability", "log_odds"}
-        The explained output, resolved: only a sum over trees is read (:data:`ADDITIVE_OUTPUTS`).
+        The explained output, resolved: a sum over the trees (:data:`ADDITIVE_OUTPUTS`) or a link of
+        one (:func:`tree_output`).
+    link : OutputLink, optional
+        :func:`tree_output` of ``model`` and ``output`` where the caller has it (read once).
 
     Returns
     -------
@@ -90,7 +93,8 @@ def extract_trees(model: Any, n_outputs: int, output: str) -> TreeArrays:
     kind = _tree_kind(model)
     if kind is None:
         raise TypeError(f"{type(model).__name__} is not a tree model read here.")
-    tree_output(model, output, n_outputs)  # refuses outputs the trees do not give
+    if link is None:
+        tree_output(model, output, n_outputs)  # refuses outputs the trees do not give (else the caller did)
     xgboost = kind == "xgboost"
     if xgboost:
         trees, strict, float32 = _xgboost_trees(model), True, True
@@ -142,8 +146,8 @@ def tree_output(model: Any, output: str, n_outputs: int) -> OutputLink:
     objective = _xgboost_objective(model) if xgboost else None  # read once: it parses the booster's config
     classifier = objective.startswith(("binary:", "multi:")) if objective else is_classifier(model)
     link = _boosting_link(model, classifier, objective) if not forest else "identity"
-    if output in ADDITIVE_OUTPUTS[kind, classifier] and link == "identity":
-        return OutputLink(output, "identity")
+    if output in ADDITIVE_OUTPUTS[kind, classifier] and (link == "identity" or output == "margin"):
+        return OutputLink(output, "identity")  # a margin is the raw score whatever the link
     class_link = "sigmoid" if n_outputs == 1 else "softmax"
     if forest and classifier and output == "log_odds":
         return OutputLink("probability", "identity", log_odds=True)
@@ -177,6 +181,9 @@ def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) 
     """
     if classifier:
         return "identity"
+    objective: Any
+    identity: tuple[str, ...]
+    log: tuple[str, ...]
     if xgboost_objective is not None:
         objective = xgboost_objective
         identity, log = _IDENTITY_OBJECTIVES, _LOG_LINK_OBJECTIVES

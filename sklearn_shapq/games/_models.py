@@ -281,7 +281,7 @@ def _xgboost_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
         booster.set_param({"device": device})
     # classifiers: always predict the margin and transform it here, so every objective
     # (binary:logistic/logitraw/hinge, multi:softprob/softmax) gives the same outputs
-    predict_type = "margin" if is_classification else "value"
+    predict_type = "margin" if is_classification or output == "margin" else "value"  # a regressor's raw score
     transform = _margin_transform(output, backend.xp)
     xp = backend.xp
     missing = getattr(model, "missing", np.nan)  # the wrapper's value read as missing (a Booster: NaN)

@@ -195,3 +195,22 @@ def test_a_model_refitted_in_place_is_refused(data):
     model.fit(X, margin > 1)
     with pytest.raises(ValueError, match="differs from the linear margin read in fit"):
         explainer.explain(X[:2])
+
+
+def test_sparse_weights_and_linear_svms_are_read(data):
+    from sklearn.svm import LinearSVC
+
+    X, margin = data
+    sparse = LogisticRegression().fit(X, margin > 0).sparsify()
+    svm = LinearSVC().fit(X, np.digitize(margin, [-1.0, 1.0]))
+    rows, background = X[:2], X[40:55]
+    for model, output, predict in (
+        (sparse, "probability", lambda r: sparse.predict_proba(r)[:, 1]),
+        (svm, "auto", svm.decision_function),
+    ):
+        explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False)
+        assert explainer.fit(background).algorithm_ == "linear"
+        values = explainer.explain(rows).values.reshape(2, D, -1)
+        for x, phi in zip(rows, values, strict=True):
+            expected = brute_force_shapley(lambda s, x=x, f=predict: interventional_value(f, x, background, s), D)
+            np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)

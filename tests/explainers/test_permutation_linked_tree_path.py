@@ -254,3 +254,66 @@ def test_a_model_refitted_in_place_is_refused(data):
     model.set_params(max_iter=12).fit(X, y > 0.0)
     with pytest.raises(ValueError, match="refitted or changed in place"):
         explainer.explain(X[:2])
+
+
+@pytest.mark.parametrize(
+    ("make", "labels", "output", "described", "margin_advice"),
+    [
+        (
+            lambda: RandomForestClassifier(3, max_depth=3, random_state=0),
+            True,
+            "log_odds",
+            "the log-odds of its",
+            False,
+        ),
+        (lambda: HistGradientBoostingRegressor(loss="poisson", max_iter=3), False, "predict", "an exp link", False),
+        (lambda: HistGradientBoostingClassifier(max_iter=3), True, "probability", "a sigmoid link", True),
+    ],
+)
+def test_beyond_the_enumerated_players_the_refusal_names_the_link_and_only_outputs_the_model_has(
+    make, labels, output, described, margin_advice
+):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 17))
+    target = X[:, 0] + X[:, 16] > 0 if labels else np.round(np.exp(X[:, 0] / 2))
+    model = make().fit(X, target)
+    forced = PermutationShapExplainer(model, output=output, algorithm="tree", background_size=10, progress=False)
+    with pytest.raises(ValueError, match="p <= 16 players") as refusal:
+        forced.fit(X)
+    assert described in str(refusal.value)
+    assert ("output='margin'" in str(refusal.value)) == margin_advice
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_the_margin_of_a_log_link_regressor_is_its_trees_sum_at_any_number_of_players(data, library):
+    X, _, y = data
+    counts = np.round(np.exp(y / 3))
+    if library == "xgboost":
+        model = xgboost.XGBRegressor(n_estimators=10, max_depth=3, objective="count:poisson").fit(X, counts)
+
+        def margin(rows):
+            return model.predict(rows, output_margin=True).astype(float)
+
+    else:
+        model = lightgbm.LGBMRegressor(n_estimators=10, num_leaves=7, objective="poisson", verbose=-1).fit(X, counts)
+
+        def margin(rows):
+            return model.predict(rows, raw_score=True)
+
+    rows, background = X[:2], X[100:115]
+    explainer = PermutationShapExplainer(model, output="margin", background_size=None, progress=False)
+    assert explainer.fit(background).algorithm_ == "tree"
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if library == "xgboost" else {"rtol": 1e-9, "atol": 1e-12}
+    for x, phi in zip(rows, explainer.explain(rows).values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(margin, x, background, s)[()], D)
+        np.testing.assert_allclose(phi, expected, **tolerance)
+
+
+def test_two_classes_scored_by_a_softmax_are_refused_with_a_reason(data):
+    X, _, y = data
+    model = lightgbm.LGBMClassifier(n_estimators=5, objective="multiclass", num_class=2, verbose=-1).fit(X, y > 0)
+    sampled = PermutationShapExplainer(model, output="probability", background_size=10, progress=False).fit(X)
+    assert sampled.algorithm_ != "tree"
+    forced = PermutationShapExplainer(model, output="probability", algorithm="tree", background_size=10)
+    with pytest.raises(ValueError, match="has 2 columns where the explained output has 1"):
+        forced.set_params(progress=False).fit(X)
