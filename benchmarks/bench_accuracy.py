@@ -283,6 +283,9 @@ def problems() -> dict[str, Problem]:
             output="probability",
             **small,
         ),
+        "knn_diabetes10": Problem(
+            diabetes, lambda: make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=10)), **small
+        ),
         "hgb_cancer12": Problem(
             breast_cancer(12),
             lambda: HistGradientBoostingClassifier(max_iter=100, random_state=0),
@@ -311,6 +314,8 @@ TABLE_PROBLEMS = [
     "knn_wine12",
     "gp_friedman12",
     "logistic_cancer12",
+    "hgb_cancer12",
+    "knn_diabetes10",
 ]
 """The problems of the main table (every estimator at 5d-50d evaluations)."""
 

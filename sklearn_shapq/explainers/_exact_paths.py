@@ -32,11 +32,13 @@ from sklearn_shapq.backends import (
     apply_link,
     linked_linear_table,
     linked_tree_table,
+    neighbor_table,
     resolve_backend,
     tree_predict,
 )
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._linear_models import extract_linear
+from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
 from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
 from sklearn_shapq.explainers._tree_models import extract_trees, tree_output
@@ -45,7 +47,8 @@ from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_f
 PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
 LINEAR = "linear"
-EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR)
+NEIGHBORS = "neighbors"
+EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
@@ -60,6 +63,15 @@ LINKED_TABLE_BYTES = 1 << 26
 TREE_RTOL = {False: 1e-9, True: 1e-5}
 """Tolerance of the trees' (and weights') outputs relative to max(1, |output|): sums in float64, or in float32
 (xgboost)."""
+NEIGHBOR_MAX_WORK = 1 << 23
+"""Most training rows × 2^p of the neighbours path: its cost per pair of rows (about the model's on 2^p rows)."""
+NEIGHBOR_TIE_RTOL = 1e-6
+"""Relative gap of the k-th and (k+1)-th distances below which the model itself decides a coalition (its
+distances may be computed otherwise: scikit-learn's brute force expands |x − t|² to 1e-8 or so)."""
+_FEWER_PLAYERS = (
+    "group the features into at most 16 players (feature_groups=), or sample: algorithm='auto' samples "
+    "where no exact path applies ('leverage_cv' by name)."
+)
 SUM_OF_TREES = OutputLink("predict", "identity")
 """The explained output of a tree path by default: the trees' sum plus the offset."""
 
@@ -122,7 +134,7 @@ class StructurePath:
 
     name = ""
     structure = ""
-    """What the path reads, for messages ("trees", "linear margin")."""
+    """What the path reads and how it gives the output, for messages."""
     checked_model_use = (0, 0)
     """No model rows or calls beyond the permutation explainer's check."""
     float32_sums = False
@@ -180,8 +192,8 @@ class StructurePath:
             self.check_inputs(preprocessed(self.preprocessing, rows), outputs, "the model")
         except ValueError as exc:
             raise ValueError(
-                f"The model's output differs from the {self.structure} read in fit: it was refitted or changed in "
-                f"place since fit. Call fit again. ({exc})"
+                f"The model's output differs from what was read from it in fit ({self.structure}): it was refitted "
+                f"or changed in place since fit. Call fit again. ({exc})"
             ) from exc
 
     def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str) -> None:
@@ -192,14 +204,17 @@ class StructurePath:
         ValueError
             The difference exceeds the tolerance or is not finite.
         """
-        difference = float(np.max(np.abs(self.predict(inputs) - expected), initial=0.0))
+        self._compare(self.predict(inputs), expected, name)
+
+    def _compare(self, predicted: np.ndarray, expected: np.ndarray, name: str) -> None:
+        """Raise ValueError where ``predicted`` is not ``expected`` (n, k) to :data:`TREE_RTOL`."""
+        difference = float(np.max(np.abs(predicted - expected), initial=0.0))
         scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
         rtol = TREE_RTOL[self.float32_sums]
         if not difference <= rtol * scale:
             raise ValueError(
-                f"What was read from the model ({self.structure}, plus a constant, through the link) does not "
-                f"give {name}: max |difference| {difference:.3g} on {expected.shape[0]} rows, relative "
-                f"{difference / scale:.3g} > rtol={rtol:g}."
+                f"What was read from the model ({self.structure}) does not give {name}: max |difference| "
+                f"{difference:.3g} on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}."
             )
 
     def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
@@ -244,7 +259,7 @@ class TreePath(StructurePath):
     """
 
     name = TREE
-    structure = "trees"
+    structure = "its trees, their sum plus a constant through the link"
 
     def __init__(
         self,
@@ -297,7 +312,7 @@ class LinearPath(StructurePath):
     """
 
     name = LINEAR
-    structure = "linear margin"
+    structure = "its weights, their margin plus a constant through the link"
 
     def __init__(
         self,
@@ -341,6 +356,125 @@ class LinearPath(StructurePath):
         return interaction_matrix(np.zeros((n, p, p, k)), values, index)
 
 
+class NeighborsPath(StructurePath):
+    """The neighbours path: a k-NN model's training rows; each pair of rows enumerated, near ties asked of the model.
+
+    Parameters
+    ----------
+    model : fitted KNeighborsRegressor or KNeighborsClassifier
+        The final estimator (after ``preprocessing``), which decides near ties.
+    neighbors : Neighbors
+    background, groups, preprocessing, progress
+        As :class:`StructurePath`.
+    """
+
+    name = NEIGHBORS
+    structure = "its training rows, the mean target of the k nearest"
+
+    def __init__(
+        self,
+        model: Any,
+        neighbors: Neighbors,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+    ) -> None:
+        offset = np.zeros(neighbors.targets.shape[1])
+        super().__init__(offset, background, groups, preprocessing, progress, OutputLink("predict", "identity"))
+        self.model, self.neighbors = model, neighbors
+        self._model_use = (0, 0)
+
+    @property
+    def linked(self) -> bool:
+        """Always: the game is enumerated."""
+        return True
+
+    @property
+    def checked_model_use(self) -> tuple[int, int]:  # type: ignore[override]
+        """Model rows and calls of the last explain's near ties (the hybrid rows the model decides)."""
+        return self._model_use
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the mean target of each row's k nearest training rows (near ties by training order): (n, k)."""
+        return self._predict_with_ties(inputs)[0]
+
+    def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str) -> None:
+        """Check the rows whose k-th neighbour is no near tie (the model's own choice decides the others).
+
+        Raises
+        ------
+        ValueError
+            The predictions differ, or every row is a near tie (nothing to check).
+        """
+        predicted, tied = self._predict_with_ties(inputs)
+        if tied.size and tied.all():
+            raise ValueError(f"every row's k-th neighbour is a near tie: {name} cannot be checked against it.")
+        self._compare(predicted[~tied], expected[~tied], name)
+
+    def _predict_with_ties(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the k-NN predictions (n, k) and whether each row's k-th and (k+1)-th distances nearly tie."""
+        neighbors, predictions, ties = self.neighbors, [], []
+        k = neighbors.k
+        for start in range(0, inputs.shape[0], TREE_BLOCK_ROWS):
+            block = inputs[start : start + TREE_BLOCK_ROWS]
+            distances = (np.abs(block[:, None, :] - neighbors.train[None]) ** neighbors.power).sum(axis=2)
+            order = np.argsort(distances, axis=1, kind="stable")
+            predictions.append(neighbors.targets[order[:, :k]].mean(axis=1))
+            ordered = np.take_along_axis(distances, order[:, : k + 1], axis=1)
+            gap = ordered[:, -1] - ordered[:, k - 1] if ordered.shape[1] > k else np.full(len(block), np.inf)
+            ties.append(gap <= NEIGHBOR_TIE_RTOL * np.maximum(ordered[:, -1], 1e-300))
+        if not predictions:
+            return np.zeros((0, neighbors.targets.shape[1])), np.zeros(0, dtype=bool)
+        return np.concatenate(predictions), np.concatenate(ties)
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k)."""
+        self._model_use = (0, 0)
+        return super().values(rows)
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
+        self._model_use = (0, 0)
+        return super().interactions(rows, index)
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        neighbors, n_players = self.neighbors, self.groups.n_players
+        sums, ties, tie_values = neighbor_table(
+            neighbors.train,
+            neighbors.targets,
+            inputs,
+            self.background,
+            self.groups.player_of_column,
+            n_players,
+            neighbors.k,
+            neighbors.power,
+            NEIGHBOR_TIE_RTOL,
+        )
+        n_ties = sum(len(row_ties) for row_ties in ties)
+        if n_ties:  # the model's own choice: its outputs on those hybrid rows replace ours
+            row = np.repeat(np.arange(inputs.shape[0]), [len(row_ties) for row_ties in ties])
+            background_row, coalition = np.concatenate(ties).T
+            members = (coalition[:, None] >> self.groups.player_of_column[None, :]) & 1  # (ties, d)
+            hybrids = np.where(members.astype(bool), inputs[row], self.background[background_row])
+            np.add.at(sums, (row, coalition), self._model_outputs(hybrids) - np.concatenate(tie_values))
+            rows_used, calls = self._model_use
+            self._model_use = (rows_used + n_ties, calls + 1)
+        return sums / self.background.shape[0]
+
+    def _model_outputs(self, inputs: np.ndarray) -> np.ndarray:
+        """Return the final estimator's explained output (n, k) on rows in its input units."""
+        names = getattr(self.model, "feature_names_in_", None)
+        if names is not None:
+            import pandas as pd
+
+            inputs = pd.DataFrame(inputs, columns=list(names))
+        if hasattr(self.model, "classes_"):
+            proba = np.asarray(self.model.predict_proba(inputs), dtype=np.float64)
+            return proba[:, 1:] if proba.shape[1] == 2 and self.neighbors.targets.shape[1] == 1 else proba
+        return np.asarray(self.model.predict(inputs), dtype=np.float64).reshape(inputs.shape[0], -1)
+
+
 def exact_path(
     algorithm: str,
     model: Any,
@@ -356,7 +490,7 @@ def exact_path(
     Parameters
     ----------
     algorithm : str
-        "auto" (the product-kernel path, else the tree path, else the linear path, else None), or one
+        "auto" (the product-kernel, tree, linear or neighbours path, the first that applies, else None), or one
         of :data:`EXACT_PATHS` (that path, or an error saying why not); another name: None.
     model : fitted estimator
     output : str
@@ -372,7 +506,7 @@ def exact_path(
 
     Returns
     -------
-    ProductKernelPath, TreePath, LinearPath or None
+    ProductKernelPath, TreePath, LinearPath, NeighborsPath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 
@@ -392,7 +526,7 @@ def exact_path(
         except (TypeError, ValueError):
             if algorithm != "auto":
                 raise
-    for name, read in ((TREE, _tree_path), (LINEAR, _linear_path)):
+    for name, read in ((TREE, _tree_path), (LINEAR, _linear_path), (NEIGHBORS, _neighbors_path)):
         if algorithm in ("auto", name):
             try:
                 return read(model, output, background, background_outputs, groups, progress)
@@ -459,6 +593,23 @@ def _linear_path(
     raise refusals[0]
 
 
+def _neighbors_path(
+    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+) -> NeighborsPath:
+    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    neighbors = extract_neighbors(final, outputs.shape[1], output)
+    n_players, n_train = groups.n_players, neighbors.train.shape[0]
+    if n_players > LINKED_MAX_PLAYERS or n_train << n_players > NEIGHBOR_MAX_WORK:
+        raise ValueError(
+            f"{type(final).__name__}'s exact values enumerate the 2^p coalitions against its {n_train} training "
+            f"rows: for p <= {LINKED_MAX_PLAYERS} players and (training rows) × 2^p <= {NEIGHBOR_MAX_WORK} (here p = "
+            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+        )
+    path = NeighborsPath(final, neighbors, inputs, groups, preprocessing, progress)
+    path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
+
+
 def _column_wise_inputs(model: Any, background: np.ndarray) -> tuple[Any, Any, np.ndarray]:
     """Split ``model`` into its column-wise steps and its last step; return them and the background through the steps.
 
@@ -488,9 +639,9 @@ def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: st
     described = f"the log-odds of {described}" if link.log_odds else described
     try:  # the raw score, where the model has one, stays exact at any number of players
         make_model_function(model, "margin", resolve_backend("cpu"), None)
-        advice = "Explain its raw score (output='margin'), group the features, or choose a sampling algorithm."
+        advice = f"Explain its raw score (output='margin'), {_FEWER_PLAYERS}"
     except (TypeError, ValueError):
-        advice = "Group the features, or choose a sampling algorithm."
+        advice = _FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]
     return ValueError(
         f"{type(model).__name__}'s output {output!r} is {described}: its exact values enumerate the 2^p coalitions, "
         f"for p <= {LINKED_MAX_PLAYERS} players (here {n_players}). {advice}"

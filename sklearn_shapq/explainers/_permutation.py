@@ -170,7 +170,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           reach, features or groups, exact pairs; computed on the CPU; a link of the trees' sum,
           a boosted classifier's probability or a Poisson loss's prediction, by enumerating the
           2^p coalitions, p <= 16); "linear" (scikit-learn's linear models: closed form; a
-          logistic probability or a log link by enumeration, p <= 16). Taken where the structure
+          logistic probability or a log link by enumeration, p <= 16); "neighbors" (k-NN
+          regressors and classifiers' probabilities, uniform weights, Minkowski distances: the
+          2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
+          by the model). Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
           explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else

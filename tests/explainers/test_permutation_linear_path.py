@@ -193,7 +193,7 @@ def test_a_model_refitted_in_place_is_refused(data):
     model = LogisticRegression().fit(X, margin > 0)
     explainer = PermutationShapExplainer(model, output="probability", background_size=20, progress=False).fit(X)
     model.fit(X, margin > 1)
-    with pytest.raises(ValueError, match="differs from the linear margin read in fit"):
+    with pytest.raises(ValueError, match="differs from what was read from it in fit \\(its weights"):
         explainer.explain(X[:2])
 
 
