@@ -86,6 +86,8 @@ def extract_neighbors(model: Any, n_outputs: int, output: str) -> Neighbors:
         power = float(params.get("p", 2.0))
     if power is None or not 1.0 <= power < np.inf:
         raise ValueError(f"k-NN models with the metric {metric!r} {params or ''} are not read here (Minkowski are).")
+    if hasattr(model._fit_X, "toarray"):
+        raise TypeError("a k-NN model fitted on sparse rows is not read here.")
     train = np.asarray(model._fit_X, dtype=np.float64)  # not public: read, then checked on the background
     labels = np.asarray(model._y)
     if classifier:

@@ -158,3 +158,13 @@ def test_a_model_refitted_in_place_is_refused(data):
     model.fit(X, -y)
     with pytest.raises(ValueError, match="refitted or changed in place"):
         explainer.explain(X[:2])
+
+
+def test_a_model_fitted_on_sparse_rows_samples_and_the_explicit_path_refuses(data):
+    from scipy import sparse
+
+    X, y = data
+    model = KNeighborsRegressor().fit(sparse.csr_matrix(X), y)
+    assert PermutationShapExplainer(model, background_size=10, progress=False).fit(X).algorithm_ != "neighbors"
+    with pytest.raises(TypeError, match="sparse rows"):
+        PermutationShapExplainer(model, algorithm="neighbors", background_size=10, progress=False).fit(X)
