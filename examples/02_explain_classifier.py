@@ -8,6 +8,8 @@ the positive class's margin (log-odds), so values plus base value equal
 ``model.predict(X, output_margin=True)``. The margin is a sum of trees: ``algorithm="auto"``
 reads them and returns exact values (``algorithm_`` "tree", no sampled coalitions, standard errors
 zero); ``algorithm="leverage_cv"`` would estimate them from model calls, with standard errors.
+The probability (``output="probability"``, a sigmoid of the margin) is exact too up to 16
+features or feature groups, by enumerating their coalitions; with these 30 features it is sampled.
 
 Run: ``python examples/02_explain_classifier.py``.
 """
