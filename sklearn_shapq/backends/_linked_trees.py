@@ -1,8 +1,8 @@
 """Interventional games of a link of tree sums (a boosted classifier's probability): all 2^p coalitions.
 
 For one explained row x and one background row z, the trees' sum m(S) = Σ_t tree_t(x_S, z_{N∖S}) is a
-sum over the leaves x and z reach together of the leaf's value times [A ⊆ S] [B ∩ S = ∅] (see
-:mod:`~sklearn_shapq.backends._tree_shapley`), whose Möbius coefficients are (−1)^|T| on A ∪ T, T ⊆ B.
+sum over the leaves x and z reach together of the leaf's value times [A ⊆ S] [B ∩ S = ∅] (the walk
+of :mod:`~sklearn_shapq.backends._tree_shapley`), whose Möbius coefficients are (−1)^|T| on A ∪ T, T ⊆ B.
 Adding them per leaf and summing over subsets (the zeta transform) gives m on every coalition in
 O(p 2^p); the link (a sigmoid, a softmax, exp) of m plus the model's constant, averaged over the
 background rows, is the game of a row on all 2^p coalitions: its exact indices follow from the table.
@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from sklearn_shapq.backends._threads import run_ranges
-from sklearn_shapq.backends._tree_shapley import TreeArrays, _goes_left
+from sklearn_shapq.backends._tree_shapley import LEAF_MOEBIUS, TreeArrays, walk_buffers, walk_pair
 
 LINKS = ("identity", "sigmoid", "softmax", "exp")
 """The maps from the trees' sums (plus the constant) to the explained outputs, by code (their position)."""
@@ -76,82 +76,35 @@ def _linked_table_kernel(
     n_outputs = value.shape[1]
     n_coalitions = 1 << n_players
     table = np.empty((n_coalitions, n_outputs))
-    size = 2 * max_depth + 4
-    stack_node = np.empty(size, dtype=np.int64)  # ≥ 0: enter the node; −1: leave, undoing the change below
-    stack_player = np.empty(size, dtype=np.int64)  # the player whose side the entry fixes (−1: none)
-    stack_side = np.empty(size, dtype=np.int64)  # 0: only x passes (the player joins A), 1: only z (B)
+    work = walk_buffers(n_players, max_depth)
+    no_weights, no_values = np.zeros((2, 1, 1)), np.zeros((1, 1, 1))
     for i in range(start, stop):
-        x_fails = np.zeros(n_players, dtype=np.int64)  # splits on the player's columns x fails, on the path
-        z_fails = np.zeros(n_players, dtype=np.int64)
         for b in range(background.shape[0]):
             table[:] = 0.0
             for k in range(n_outputs):
                 table[0, k] = offset[k]
             for t in range(roots.shape[0]):
-                top, mask_a, mask_b = 1, 0, 0
-                stack_node[0], stack_player[0], stack_side[0] = roots[t], -1, 0
-                while top > 0:
-                    top -= 1
-                    node, player, side = stack_node[top], stack_player[top], stack_side[top]
-                    if node < 0:  # leave: undo the entry's change
-                        if side == 0:
-                            z_fails[player] -= 1
-                            if z_fails[player] == 0:
-                                mask_a &= ~(1 << player)
-                        else:
-                            x_fails[player] -= 1
-                            if x_fails[player] == 0:
-                                mask_b &= ~(1 << player)
-                        continue
-                    if player >= 0:
-                        if side == 0:
-                            z_fails[player] += 1
-                        else:
-                            x_fails[player] += 1
-                        if x_fails[player] > 0 and z_fails[player] > 0:  # a leaf below needs x_j and z_j: none
-                            if side == 0:
-                                z_fails[player] -= 1
-                            else:
-                                x_fails[player] -= 1
-                            continue
-                        if side == 0:
-                            mask_a |= 1 << player
-                        else:
-                            mask_b |= 1 << player
-                        stack_node[top], stack_player[top], stack_side[top] = -1, player, side
-                        top += 1
-                    column = feature[node]
-                    if column < 0:  # a leaf: m(A ∪ T) += (−1)^|T| value for every T ⊆ B
-                        subset = mask_b
-                        while True:
-                            odd, bits = False, subset
-                            while bits:
-                                bits &= bits - 1
-                                odd = not odd
-                            for k in range(n_outputs):
-                                table[mask_a | subset, k] += -value[node, k] if odd else value[node, k]
-                            if subset == 0:
-                                break
-                            subset = (subset - 1) & mask_b
-                        continue
-                    x_left = _goes_left(rows[i, column], node, threshold, missing_left, strict)
-                    z_left = _goes_left(background[b, column], node, threshold, missing_left, strict)
-                    if x_left == z_left:
-                        stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
-                        top += 1
-                    else:
-                        player = player_of_column[column]
-                        stack_node[top], stack_player[top], stack_side[top] = (
-                            left[node] if x_left else right[node],
-                            player,
-                            0,
-                        )
-                        stack_node[top + 1], stack_player[top + 1], stack_side[top + 1] = (
-                            right[node] if x_left else left[node],
-                            player,
-                            1,
-                        )
-                        top += 2
+                walk_pair(
+                    rows[i],
+                    background[b],
+                    roots[t],
+                    feature,
+                    threshold,
+                    left,
+                    right,
+                    missing_left,
+                    value,
+                    strict,
+                    player_of_column,
+                    work,
+                    LEAF_MOEBIUS,
+                    no_weights,
+                    no_weights,
+                    False,
+                    no_values[0],
+                    no_values,
+                    table,
+                )
             for j in range(n_players):  # zeta transform: m(S) = Σ_{U ⊆ S} Möbius(U)
                 bit = 1 << j
                 for high in range(0, n_coalitions, 2 * bit):

@@ -137,6 +137,147 @@ def tree_predict(trees: TreeArrays, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+LEAF_TABLES, LEAF_MOEBIUS = 0, 1
+"""What :func:`walk_pair` does at each leaf: add its players' table weights (values and pairs), or add its
+Möbius coefficients to a table of all coalitions."""
+
+
+@numba.njit(nogil=True, cache=True)
+def walk_buffers(n_players: int, max_depth: int) -> tuple:  # pragma: no cover - numba
+    """Return :func:`walk_pair`'s work arrays (one set per thread; the walk leaves them as it found them)."""
+    size = 2 * max_depth + 4
+    return (
+        np.zeros(n_players, dtype=np.int64),  # splits on the player's columns x fails, on the path
+        np.zeros(n_players, dtype=np.int64),  # ... z fails
+        np.empty(size, dtype=np.int64),  # ≥ 0: enter the node; −1: leave, undoing the change below
+        np.empty(size, dtype=np.int64),  # the player whose side the entry fixes (−1: none)
+        np.empty(size, dtype=np.int64),  # 0: only x passes (the player joins A), 1: only z (B)
+        np.empty(max_depth + 1, dtype=np.int64),  # the players in A or B, in the order they joined
+    )
+
+
+@numba.njit(nogil=True, cache=True, inline="always")  # called per tree and pair: inlined, no call overhead
+def walk_pair(
+    x: np.ndarray,
+    z: np.ndarray,
+    root: int,
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    missing_left: np.ndarray,
+    value: np.ndarray,
+    strict: bool,
+    player_of_column: np.ndarray,
+    work: tuple,
+    mode: int,
+    single_tables: np.ndarray,
+    pair_tables: np.ndarray,
+    with_pairs: bool,
+    singles: np.ndarray,
+    pairs: np.ndarray,
+    table: np.ndarray,
+) -> None:  # pragma: no cover - numba
+    """Walk one tree following x and z together; at every leaf reached, add its game [A ⊆ S][B ∩ S = ∅] · value.
+
+    ``mode`` :data:`LEAF_TABLES`: each player's weight ``single_tables[in_B, |A|, |B|]`` into ``singles``
+    (p, k), and with ``with_pairs`` each pair's into ``pairs`` (p, p, k). :data:`LEAF_MOEBIUS`: the
+    coefficients (−1)^|T| · value on A ∪ T, T ⊆ B, into ``table`` (2^p, k), players as bits (p ≤ 62).
+    ``work``: :func:`walk_buffers`.
+    """
+    x_fails, z_fails, stack_node, stack_player, stack_side, on_path = work
+    n_outputs = value.shape[1]
+    top, n_on_path, size_a, size_b, mask_a, mask_b = 1, 0, 0, 0, 0, 0
+    stack_node[0], stack_player[0], stack_side[0] = root, -1, 0
+    while top > 0:
+        top -= 1
+        node, player, side = stack_node[top], stack_player[top], stack_side[top]
+        if node < 0:  # leave: undo the entry's change
+            if side == 0:
+                z_fails[player] -= 1
+                if z_fails[player] == 0:
+                    size_a -= 1
+                    n_on_path -= 1
+                    if mode == LEAF_MOEBIUS:  # bits only there (p ≤ 62): a shift past 63 is undefined
+                        mask_a &= ~(1 << player)
+            else:
+                x_fails[player] -= 1
+                if x_fails[player] == 0:
+                    size_b -= 1
+                    n_on_path -= 1
+                    if mode == LEAF_MOEBIUS:
+                        mask_b &= ~(1 << player)
+            continue
+        if player >= 0:
+            if side == 0:
+                z_fails[player] += 1
+            else:
+                x_fails[player] += 1
+            if x_fails[player] > 0 and z_fails[player] > 0:  # a leaf below needs x_j and z_j: none
+                if side == 0:
+                    z_fails[player] -= 1
+                else:
+                    x_fails[player] -= 1
+                continue
+            if side == 0 and z_fails[player] == 1:
+                size_a += 1
+                on_path[n_on_path] = player
+                n_on_path += 1
+                if mode == LEAF_MOEBIUS:
+                    mask_a |= 1 << player
+            elif side == 1 and x_fails[player] == 1:
+                size_b += 1
+                on_path[n_on_path] = player
+                n_on_path += 1
+                if mode == LEAF_MOEBIUS:
+                    mask_b |= 1 << player
+            stack_node[top], stack_player[top], stack_side[top] = -1, player, side
+            top += 1
+        column = feature[node]
+        if column < 0 and mode == LEAF_MOEBIUS:  # m(A ∪ T) += (−1)^|T| value for every T ⊆ B
+            subset = mask_b
+            while True:
+                odd, bits = False, subset
+                while bits:
+                    bits &= bits - 1
+                    odd = not odd
+                for k in range(n_outputs):
+                    table[mask_a | subset, k] += -value[node, k] if odd else value[node, k]
+                if subset == 0:
+                    break
+                subset = (subset - 1) & mask_b
+            continue
+        if column < 0:  # the leaf tables: each player's (and pair's) weight by |A|, |B| and its side
+            for q in range(n_on_path):
+                player_q = on_path[q]
+                in_b = 1 if x_fails[player_q] > 0 else 0
+                weight = single_tables[in_b, size_a, size_b]
+                for k in range(n_outputs):
+                    singles[player_q, k] += weight * value[node, k]
+                if with_pairs:
+                    for r in range(q):
+                        player_r = on_path[r]
+                        pair = pair_tables[in_b + (1 if x_fails[player_r] > 0 else 0), size_a, size_b]
+                        for k in range(n_outputs):
+                            pairs[player_q, player_r, k] += pair * value[node, k]
+                            pairs[player_r, player_q, k] += pair * value[node, k]
+            continue
+        x_left = _goes_left(x[column], node, threshold, missing_left, strict)
+        z_left = _goes_left(z[column], node, threshold, missing_left, strict)
+        if x_left == z_left:
+            stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
+            top += 1
+        else:
+            player = player_of_column[column]
+            stack_node[top], stack_player[top], stack_side[top] = left[node] if x_left else right[node], player, 0
+            stack_node[top + 1], stack_player[top + 1], stack_side[top + 1] = (
+                right[node] if x_left else left[node],
+                player,
+                1,
+            )
+            top += 2
+
+
 @numba.njit(nogil=True, cache=True)
 def _leaf_sums_kernel(
     rows: np.ndarray,
@@ -160,92 +301,33 @@ def _leaf_sums_kernel(
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
-    n_outputs = value.shape[1]
-    size = 2 * max_depth + 4
-    stack_node = np.empty(size, dtype=np.int64)  # ≥ 0: enter the node; −1: leave, undoing the change below
-    stack_player = np.empty(size, dtype=np.int64)  # the player whose side the entry fixes (−1: none)
-    stack_side = np.empty(size, dtype=np.int64)  # 0: only x passes (the player joins A), 1: only z (B)
-    on_path = np.empty(max_depth + 1, dtype=np.int64)  # the players in A or B, in the order they joined
+    work = walk_buffers(n_players, max_depth)
+    no_table = np.zeros((1, 1))
     for i in range(start, stop):
-        x_fails = np.zeros(n_players, dtype=np.int64)  # splits on the player's columns x fails, on the path
-        z_fails = np.zeros(n_players, dtype=np.int64)
+        pairs_row = pairs[i] if with_pairs else pairs[0]
         for b in range(background.shape[0]):
             for t in range(roots.shape[0]):
-                top, n_on_path, size_a, size_b = 1, 0, 0, 0
-                stack_node[0], stack_player[0], stack_side[0] = roots[t], -1, 0
-                while top > 0:
-                    top -= 1
-                    node, player, side = stack_node[top], stack_player[top], stack_side[top]
-                    if node < 0:  # leave: undo the entry's change
-                        if side == 0:
-                            z_fails[player] -= 1
-                            if z_fails[player] == 0:
-                                size_a -= 1
-                                n_on_path -= 1
-                        else:
-                            x_fails[player] -= 1
-                            if x_fails[player] == 0:
-                                size_b -= 1
-                                n_on_path -= 1
-                        continue
-                    if player >= 0:
-                        if side == 0:
-                            z_fails[player] += 1
-                        else:
-                            x_fails[player] += 1
-                        if x_fails[player] > 0 and z_fails[player] > 0:  # a leaf below needs x_j and z_j: none
-                            if side == 0:
-                                z_fails[player] -= 1
-                            else:
-                                x_fails[player] -= 1
-                            continue
-                        if side == 0 and z_fails[player] == 1:
-                            size_a += 1
-                            on_path[n_on_path] = player
-                            n_on_path += 1
-                        elif side == 1 and x_fails[player] == 1:
-                            size_b += 1
-                            on_path[n_on_path] = player
-                            n_on_path += 1
-                        stack_node[top], stack_player[top], stack_side[top] = -1, player, side
-                        top += 1
-                    column = feature[node]
-                    if column < 0:  # a leaf: its game [A ⊆ S][B ∩ S = ∅] times its value
-                        if n_on_path == 0:
-                            continue
-                        for q in range(n_on_path):
-                            player_q = on_path[q]
-                            in_b = 1 if x_fails[player_q] > 0 else 0
-                            weight = single_tables[in_b, size_a, size_b]
-                            for k in range(n_outputs):
-                                singles[i, player_q, k] += weight * value[node, k]
-                            if with_pairs:
-                                for r in range(q):
-                                    player_r = on_path[r]
-                                    kind = in_b + (1 if x_fails[player_r] > 0 else 0)
-                                    pair = pair_tables[kind, size_a, size_b]
-                                    for k in range(n_outputs):
-                                        pairs[i, player_q, player_r, k] += pair * value[node, k]
-                                        pairs[i, player_r, player_q, k] += pair * value[node, k]
-                        continue
-                    x_left = _goes_left(rows[i, column], node, threshold, missing_left, strict)
-                    z_left = _goes_left(background[b, column], node, threshold, missing_left, strict)
-                    if x_left == z_left:
-                        stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
-                        top += 1
-                    else:
-                        player = player_of_column[column]
-                        stack_node[top], stack_player[top], stack_side[top] = (
-                            left[node] if x_left else right[node],
-                            player,
-                            0,
-                        )
-                        stack_node[top + 1], stack_player[top + 1], stack_side[top + 1] = (
-                            right[node] if x_left else left[node],
-                            player,
-                            1,
-                        )
-                        top += 2
+                walk_pair(
+                    rows[i],
+                    background[b],
+                    roots[t],
+                    feature,
+                    threshold,
+                    left,
+                    right,
+                    missing_left,
+                    value,
+                    strict,
+                    player_of_column,
+                    work,
+                    LEAF_TABLES,
+                    single_tables,
+                    pair_tables,
+                    with_pairs,
+                    singles[i],
+                    pairs_row,
+                    no_table,
+                )
 
 
 def tree_leaf_sums(

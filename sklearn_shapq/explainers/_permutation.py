@@ -563,7 +563,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         >>> from sklearn.neighbors import KNeighborsRegressor
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(200, 5))
-        >>> model = KNeighborsRegressor().fit(X, X[:, 0] * X[:, 1] + X[:, 2])  # no structure to read: sampled
+        >>> model = KNeighborsRegressor(weights="distance").fit(X, X[:, 0] * X[:, 1] + X[:, 2])  # sampled
         >>> explainer = PermutationShapExplainer(model, background_size=20, random_state=0).fit(X)
         >>> interactions = explainer.explain_interactions(X[:3])
         >>> interactions.values.shape, interactions.diagnostics["exact"]
