@@ -416,8 +416,9 @@ class NeighborsPath(StructurePath):
         """Return the k-NN predictions (n, k) and whether each row's k-th and (k+1)-th distances nearly tie."""
         neighbors, predictions, ties = self.neighbors, [], []
         k = neighbors.k
-        for start in range(0, inputs.shape[0], TREE_BLOCK_ROWS):
-            block = inputs[start : start + TREE_BLOCK_ROWS]
+        step = max(1, LINKED_TABLE_BYTES // (8 * neighbors.train.size))  # rows × training rows × columns bounded
+        for start in range(0, inputs.shape[0], step):
+            block = inputs[start : start + step]
             distances = (np.abs(block[:, None, :] - neighbors.train[None]) ** neighbors.power).sum(axis=2)
             order = np.argsort(distances, axis=1, kind="stable")
             predictions.append(neighbors.targets[order[:, :k]].mean(axis=1))

@@ -168,3 +168,15 @@ def test_a_model_fitted_on_sparse_rows_samples_and_the_explicit_path_refuses(dat
     assert PermutationShapExplainer(model, background_size=10, progress=False).fit(X).algorithm_ != "neighbors"
     with pytest.raises(TypeError, match="sparse rows"):
         PermutationShapExplainer(model, algorithm="neighbors", background_size=10, progress=False).fit(X)
+
+
+def test_small_blocks_give_the_same_values(data, monkeypatch):
+    from sklearn_shapq.explainers import _exact_paths
+
+    X, y = data
+    model = KNeighborsRegressor(n_neighbors=5).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=20, random_state=0, progress=False).fit(X)
+    expected = explainer.explain(X[:5]).values
+    monkeypatch.setattr(_exact_paths, "LINKED_TABLE_BYTES", 8 * X.size)  # one row per block, check included
+    again = PermutationShapExplainer(model, background_size=20, random_state=0, progress=False).fit(X)
+    np.testing.assert_array_equal(again.explain(X[:5]).values, expected)
