@@ -6,7 +6,8 @@ What is measured
 ``--n-explain`` (100) explained rows. Models and outputs, each the sigmoid or log-odds of a sum:
 a histogram gradient boosting classifier's probability (100 iterations), xgboost's (100 trees of
 depth 6), LightGBM's (100 trees of 31 leaves) where installed, a random forest classifier's default
-log-odds (100 trees of depth 8), and a logistic regression's probability (after a StandardScaler).
+log-odds (100 trees of depth 8), a logistic regression's probability (after a StandardScaler), and a
+k-NN classifier's probability (k = 10, scaled; the neighbours path, no link but enumerated too).
 For each:
 
 * ours, exact: ``PermutationShapExplainer(model, output=..., background_size=None)``
@@ -47,6 +48,7 @@ import xgboost
 from sklearn.datasets import make_classification
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -103,6 +105,7 @@ def main() -> None:
         ),
         "random forest log-odds": (RandomForestClassifier(100, max_depth=8, random_state=0), "log_odds"),
         "logistic regression probability": (make_pipeline(StandardScaler(), LogisticRegression()), "probability"),
+        "k-NN (k = 10) probability": (make_pipeline(StandardScaler(), KNeighborsClassifier(10)), "probability"),
     }
     try:
         import lightgbm
@@ -135,9 +138,9 @@ def main() -> None:
             "sampled_max_error_vs_brute_force": float(np.abs(sampled_values.values[: args.n_truth] - truth).max()),
             "ours_efficiency_error": float(np.abs(ours.values.sum(1) + ours.base_values - predict(rows)).max()),
         }
-        shap_text = "shap TreeExplainer: not run (a linear model)" if name.startswith("logistic") else ""
+        shap_text = "shap TreeExplainer: not run (not a tree model)" if name.startswith(("logistic", "k-NN")) else ""
         shap_text = shap_text or "shap TreeExplainer: not run (its model_output has no log-odds of a forest)"
-        if output == "probability" and not name.startswith("logistic"):
+        if output == "probability" and not name.startswith(("logistic", "k-NN")):
             try:
                 tree = shap.TreeExplainer(
                     model, data=background, feature_perturbation="interventional", model_output="probability"
