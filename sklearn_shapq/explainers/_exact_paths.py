@@ -64,7 +64,8 @@ TREE_RTOL = {False: 1e-9, True: 1e-5}
 """Tolerance of the trees' (and weights') outputs relative to max(1, |output|): sums in float64, or in float32
 (xgboost)."""
 NEIGHBOR_MAX_WORK = 1 << 23
-"""Most training rows × 2^p of the neighbours path: its cost per pair of rows (about the model's on 2^p rows)."""
+"""Most training rows × 2^p of the neighbours path, its cost per pair of rows: near it (1,900 rows, d = 12) the
+path took half the time of "leverage_cv" at its default budget (``benchmarks/bench_linked_paths.py``)."""
 NEIGHBOR_TIE_RTOL = 1e-6
 """Relative gap of the k-th and (k+1)-th distances below which the model itself decides a coalition (its
 distances may be computed otherwise: scikit-learn's brute force expands |x − t|² to 1e-8 or so)."""
