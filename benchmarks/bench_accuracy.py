@@ -110,7 +110,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsRegressor
-from sklearn.neural_network import MLPRegressor
+from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR
@@ -285,6 +285,14 @@ def problems() -> dict[str, Problem]:
         ),
         "knn_diabetes10": Problem(
             diabetes, lambda: make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=10)), **small
+        ),
+        "mlp_cancer10": Problem(
+            breast_cancer(10),
+            lambda: make_pipeline(
+                StandardScaler(), MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=2000, random_state=0)
+            ),
+            output="probability",
+            **small,
         ),
         "hgb_cancer12": Problem(
             breast_cancer(12),
