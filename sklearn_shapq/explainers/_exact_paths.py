@@ -190,12 +190,16 @@ class StructurePath:
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the path's (a model changed)."""
         try:
-            self.check_inputs(preprocessed(self.preprocessing, rows), outputs, "the model")
+            self._check_explained(preprocessed(self.preprocessing, rows), outputs)
         except ValueError as exc:
             raise ValueError(
                 f"The model's output differs from what was read from it in fit ({self.structure}): it was refitted "
                 f"or changed in place since fit. Call fit again. ({exc})"
             ) from exc
+
+    def _check_explained(self, inputs: np.ndarray, outputs: np.ndarray) -> None:
+        """Compare the path's outputs on the explained rows (in its input units) with the model's."""
+        self.check_inputs(inputs, outputs, "the model")
 
     def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str) -> None:
         """Check that the path gives ``expected`` (n, k) on ``inputs`` (its input units) to :data:`TREE_RTOL`.
@@ -400,18 +404,24 @@ class NeighborsPath(StructurePath):
         """Return the mean target of each row's k nearest training rows (near ties by training order): (n, k)."""
         return self._predict_with_ties(inputs)[0]
 
-    def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str) -> None:
+    def check_inputs(self, inputs: np.ndarray, expected: np.ndarray, name: str, all_may_tie: bool = False) -> None:
         """Check the rows whose k-th neighbour is no near tie (the model's own choice decides the others).
+
+        ``all_may_tie``: rows that all tie pass (the explained rows; the background was checked in fit).
 
         Raises
         ------
         ValueError
-            The predictions differ, or every row is a near tie (nothing to check).
+            The predictions differ, or every row is a near tie (nothing to check) and not ``all_may_tie``.
         """
         predicted, tied = self._predict_with_ties(inputs)
-        if tied.size and tied.all():
+        if tied.size and tied.all() and not all_may_tie:
             raise ValueError(f"every row's k-th neighbour is a near tie: {name} cannot be checked against it.")
         self._compare(predicted[~tied], expected[~tied], name)
+
+    def _check_explained(self, inputs: np.ndarray, outputs: np.ndarray) -> None:
+        """Compare the explained rows whose neighbours do not tie (all may: the background was checked in fit)."""
+        self.check_inputs(inputs, outputs, "the model", all_may_tie=True)
 
     def _predict_with_ties(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the k-NN predictions (n, k) and whether each row's k-th and (k+1)-th distances nearly tie."""

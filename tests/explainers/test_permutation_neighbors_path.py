@@ -180,3 +180,18 @@ def test_small_blocks_give_the_same_values(data, monkeypatch):
     monkeypatch.setattr(_exact_paths, "LINKED_TABLE_BYTES", 8 * X.size)  # one row per block, check included
     again = PermutationShapExplainer(model, background_size=20, random_state=0, progress=False).fit(X)
     np.testing.assert_array_equal(again.explain(X[:5]).values, expected)
+
+
+def test_a_row_whose_own_neighbours_tie_is_explained(data):
+    X, y = data
+    coarse = np.round(X)
+    model = KNeighborsRegressor(n_neighbors=5, algorithm="brute").fit(coarse, y)
+    background = coarse[100:112] + 0.25
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    path = explainer._exact_path
+    _, tied = path._predict_with_ties(coarse[:60])
+    row = coarse[:60][tied][:1]  # its own k-th and (k+1)-th training rows are equally far
+    assert row.shape[0] == 1
+    values = explainer.explain(row).values[0]
+    expected = brute_force_shapley(lambda s: interventional_value(model.predict, row[0], background, s)[()], D)
+    np.testing.assert_allclose(values, expected, rtol=1e-9, atol=1e-12)
