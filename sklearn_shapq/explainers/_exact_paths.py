@@ -20,6 +20,7 @@ of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its pr
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -114,7 +115,7 @@ class ProductKernelPath:
             ) from exc
 
 
-class StructurePath:
+class StructurePath(ABC):
     """What the tree and linear paths share: a structure's sum plus an offset, through a link, over a background.
 
     Parameters
@@ -172,20 +173,16 @@ class StructurePath:
         return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP) if self.linked else sums
 
     def values(self, rows: np.ndarray) -> np.ndarray:
-        """Exact Shapley values of rows (n, d): (n, p, k)."""
-        if self.linked:
-            return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
-        return self._blocks(rows, "explaining", self._additive_values)
+        """Exact Shapley values of rows (n, d): (n, p, k), from the games on all coalitions."""
+        return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
-        """Return the exact pairs of rows (n, p, p, k) of ``index``."""
-        if self.linked:
-            return self._blocks(
-                rows,
-                "explaining interactions",
-                lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
-            )
-        return self._blocks(rows, "explaining interactions", lambda block: self._additive_interactions(block, index))
+        """Return the exact pairs of rows (n, p, p, k) of ``index``, from the games on all coalitions."""
+        return self._blocks(
+            rows,
+            "explaining interactions",
+            lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
+        )
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the path's (a model changed)."""
@@ -236,21 +233,13 @@ class StructurePath:
                 bar.update(blocks[-1].shape[0])
         return np.concatenate(blocks)
 
+    @abstractmethod
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
         """Return the structure's sum (n, k) on rows in its input units (without the offset)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         """Return the games of rows (in the input units) on all 2^p coalitions, through the link: (n, 2^p, k)."""
-        raise NotImplementedError
-
-    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
-        """Return the exact values (n, p, k) of the sum itself (no link)."""
-        raise NotImplementedError
-
-    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
-        """Return the exact pairs (n, p, p, k) of ``index`` of the sum itself (no link)."""
-        raise NotImplementedError
 
 
 class TreePath(StructurePath):
@@ -296,13 +285,25 @@ class TreePath(StructurePath):
             PROBABILITY_CLIP,
         )
 
-    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k); of the trees' sum by the leaf tables."""
+        if self.linked:
+            return super().values(rows)
         players = self.groups.player_of_column, self.groups.n_players
-        return tree_shapley_values(self.trees, inputs, self.background, *players)
+        return self._blocks(
+            rows, "explaining", lambda block: tree_shapley_values(self.trees, block, self.background, *players)
+        )
 
-    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``; of the trees' sum by the leaf tables."""
+        if self.linked:
+            return super().interactions(rows, index)
         players = self.groups.player_of_column, self.groups.n_players
-        return tree_interactions(self.trees, inputs, self.background, *players, index)
+        return self._blocks(
+            rows,
+            "explaining interactions",
+            lambda block: tree_interactions(self.trees, block, self.background, *players, index),
+        )
 
 
 class LinearPath(StructurePath):
@@ -348,17 +349,27 @@ class LinearPath(StructurePath):
             PROBABILITY_CLIP,
         )
 
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k); of the margin itself in closed form."""
+        return super().values(rows) if self.linked else self._blocks(rows, "explaining", self._additive_values)
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k); of the margin itself: none, its values on the diagonal."""
+        if self.linked:
+            return super().interactions(rows, index)
+
+        def additive(block: np.ndarray) -> np.ndarray:
+            values = self._additive_values(block)
+            n, p, k = values.shape
+            return interaction_matrix(np.zeros((n, p, p, k)), values, index)
+
+        return self._blocks(rows, "explaining interactions", additive)
+
     def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
         """φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j): the game is additive."""
         columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
         membership = np.eye(self.groups.n_players)[self.groups.player_of_column]  # (d, p): a column's player
         return np.einsum("ndk,dp->npk", columns, membership)
-
-    def _additive_interactions(self, inputs: np.ndarray, index: str) -> np.ndarray:
-        """No pairs (an additive game); each player's value on the diagonal, whatever the index."""
-        values = self._additive_values(inputs)
-        n, p, k = values.shape
-        return interaction_matrix(np.zeros((n, p, p, k)), values, index)
 
 
 class NeighborsPath(StructurePath):
@@ -400,7 +411,7 @@ class NeighborsPath(StructurePath):
         """Model rows and calls of the last explain's near ties (the hybrid rows the model decides)."""
         return self._model_use
 
-    def predict(self, inputs: np.ndarray) -> np.ndarray:
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
         """Return the mean target of each row's k nearest training rows (near ties by training order): (n, k)."""
         return self._predict_with_ties(inputs)[0]
 
