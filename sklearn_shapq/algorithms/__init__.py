@@ -41,7 +41,7 @@ from sklearn_shapq.algorithms._product_kernel_shapley import (
     product_kernel_shapley,
     resolve_product_kernel_algorithm,
 )
-from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, RowParts, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._statistic_shapley import statistic_shapley
 from sklearn_shapq.algorithms._stratified import StratifiedAlgorithm, stratified_plan, stratified_shapley
 from sklearn_shapq.algorithms._topk import top_k_shapley
@@ -72,6 +72,7 @@ __all__ = [
     "OwenHalvedAlgorithm",
     "PairEstimate",
     "PermutationWalkAlgorithm",
+    "RowParts",
     "RunningMoments",
     "ShapleyEstimate",
     "ShapleyAlgorithm",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._registry import register
-from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import RowParts, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.samplers import keyed_distinct_items, keyed_sized_coalitions, substream_keys
 
 ENUMERATED_CLASS_SIZE = 2**14
@@ -110,11 +110,13 @@ def _listed_class(d: int, t: int) -> np.ndarray:
     return masks
 
 
-def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
+def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray, parts: RowParts | None = None) -> np.ndarray:
     """Return the coalitions S of ``pairs[t − 1]`` pairs of each class t for each row key: (B, P, d) bool.
 
     A class is listed whole at its capacity, else drawn keyed by (row key, t): without replacement
-    up to ``ENUMERATED_CLASS_SIZE``, independently above.
+    up to ``ENUMERATED_CLASS_SIZE``, independently above. With ``parts`` (games that are background
+    parts of split rows) a class drawn without replacement is spread over each row's parts
+    (:func:`spread_over_parts`).
 
     Examples
     --------
@@ -135,6 +137,8 @@ def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
         members = _listed_class(d, int(t))
         if n == members.shape[0]:
             blocks[t] = np.broadcast_to(members, (rows, n, d))
+        elif parts is not None and parts.n_parts > 1:
+            blocks[t] = members[spread_over_parts(parts, 1000 + int(t), members.shape[0], int(n))]
         else:  # in the order drawn, so that the jackknife groups (round-robin over the pairs) are a
             # random partition of the drawn pairs, not a systematic sample of the listing
             blocks[t] = members[keyed_distinct_items(substream_keys(keys, 1000 + int(t)), members.shape[0], int(n))]
@@ -145,6 +149,30 @@ def class_coalitions(keys: np.ndarray, d: int, pairs: np.ndarray) -> np.ndarray:
     if not blocks:
         return np.zeros((rows, 0, d), dtype=bool)
     return np.concatenate([blocks[t] for t in classes], axis=1)
+
+
+def spread_over_parts(parts: RowParts, purpose: int, n_items: int, n: int) -> np.ndarray:
+    """``n`` distinct items of ``range(n_items)`` for each game (B, n): its part's window of its row's one sequence.
+
+    Each row draws one sequence of L = min(``n_items``, parts · n) distinct items, keyed by (row key,
+    ``purpose``); part j takes positions j·n … j·n + n − 1 (mod L). A row's parts so share out the
+    class as evenly as its size allows (each item ⌊parts · n / n_items⌋ or one more times), while
+    each part alone is a uniform draw without replacement in random order, as an unsplit game's:
+    the error of the game the parts have in common (their mean's) cancels across parts instead of
+    adding (``benchmarks/bench_background_parts.py``).
+
+    Examples
+    --------
+    >>> parts = RowParts(np.array([5, 5, 5], dtype=np.uint64), np.array([0, 1, 2]), 3)
+    >>> items = spread_over_parts(parts, 1, 6, 2)  # three parts of two share out six items
+    >>> sorted(items.ravel().tolist())
+    [0, 1, 2, 3, 4, 5]
+    """
+    length = min(n_items, parts.n_parts * n)
+    row_keys, row_of = np.unique(np.asarray(parts.row_keys, dtype=np.uint64), return_inverse=True)
+    sequences = keyed_distinct_items(substream_keys(row_keys, purpose), n_items, length)
+    positions = (np.asarray(parts.part, dtype=np.int64)[:, None] * n + np.arange(n)) % length
+    return sequences[row_of.reshape(-1)[:, None], positions]
 
 
 @dataclass
@@ -211,22 +239,26 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
         return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
 
-    def coalitions(self, keys: np.ndarray) -> np.ndarray:
-        """Return the 2P coalitions of each row (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S)."""
+    def coalitions(self, keys: np.ndarray, parts: RowParts | None = None) -> np.ndarray:
+        """Return the 2P coalitions of each game (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S).
+
+        ``parts``: where the games are background parts, each class is spread over a row's parts
+        (:func:`class_coalitions`).
+        """
         d = self.n_players
-        sets = class_coalitions(keys, d, self.pairs)
+        sets = class_coalitions(keys, d, self.pairs, parts)
         return np.stack([sets, ~sets], axis=2).reshape(keys.shape[0], -1, d)
 
-    def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: Any, keys: np.ndarray, parts: RowParts | None = None) -> ShapleyEstimate:
         """Solve every row's regression (the backend's batched solves); jackknife standard errors."""
-        masks, values, total = self._evaluate(game, games, keys)
+        masks, values, total = self._evaluate(game, games, keys, parts)
         design = self._design(masks, game.backend)
         phi, stderr, _ = self._regress(design, values, total)
         return self._estimate(phi, stderr)
 
-    def _evaluate(self, game: Any, games: Any, keys: np.ndarray) -> tuple[Any, Any, Any]:
+    def _evaluate(self, game: Any, games: Any, keys: np.ndarray, parts: RowParts | None = None) -> tuple[Any, Any, Any]:
         """Return the rows' coalitions (B, 2P, d), values (B, 2P, n_outputs) and v(N) − v(∅) (B, n_outputs)."""
-        masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64)))
+        masks = game.backend.to_device(self.coalitions(np.asarray(keys, dtype=np.uint64), parts))
         game.backend.compile_ahead(*self._operations_after_evaluation())
         values = game.grid(games, masks)
         on_device = game.backend.to_device(games)  # host (the explainer's blocks) or device (top-k) indices

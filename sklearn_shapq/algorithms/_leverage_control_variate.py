@@ -23,7 +23,7 @@ from sklearn_shapq.algorithms._oblivious_boosting import (
     fit_oblivious_boosting,
     oblivious_shapley,
 )
-from sklearn_shapq.algorithms._registry import ShapleyEstimate
+from sklearn_shapq.algorithms._registry import RowParts, ShapleyEstimate
 
 SURROGATE = BoostingSettings(n_trees=15, depth=5, learning_rate=0.5, l2=1.0)
 """The surrogate's trees: on :data:`SURROGATE_FOLDS` folds, 15 trees matched 25 with two folds in time and beat
@@ -72,9 +72,9 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         surrogate = 8 * n_coalitions * problems * (2 ** (SURROGATE.depth + 1) + 16) + 8 * n_coalitions * (d + 1)
         return LeverageAlgorithm.row_bytes(n_coalitions, d, n_outputs) + surrogate
 
-    def estimate(self, game: Any, games: Any, keys: np.ndarray) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: Any, keys: np.ndarray, parts: RowParts | None = None) -> ShapleyEstimate:
         """Leverage SHAP's regression, the surrogates of each fold, and the regression of the corrected values."""
-        masks, values, total = self._evaluate(game, games, keys)
+        masks, values, total = self._evaluate(game, games, keys, parts)
         xp = game.backend.xp
         design = self._design(masks, game.backend)
         phi, stderr, leave_out = self._regress(design, values, total)

@@ -41,6 +41,28 @@ class ShapleyEstimate:
     stats: Any = None
 
 
+@dataclass(frozen=True)
+class RowParts:
+    """Which row and background part each game is, where rows are split by background parts (``background_parts``).
+
+    The ``n_parts`` games of a row are its parts' games; an algorithm may draw them jointly (Leverage
+    SHAP spreads each size class over the parts) as long as each part alone is drawn as an unsplit game
+    would be, so that every part's estimate keeps its distribution.
+
+    Attributes
+    ----------
+    row_keys : uint64 ndarray of shape (B,)
+        The key of each game's row (one key for all its parts).
+    part : int ndarray of shape (B,)
+        Each game's part, 0 … ``n_parts`` − 1.
+    n_parts : int
+    """
+
+    row_keys: np.ndarray
+    part: np.ndarray
+    n_parts: int
+
+
 SHAPLEY_ALGORITHMS: Registry[ShapleyAlgorithm] = Registry("Shapley algorithm", reserved=("auto",))
 """Every Shapley algorithm, by the name a public class asks for (``algorithm=``).
 
@@ -100,8 +122,14 @@ class ShapleyAlgorithm(ABC):
         """Set the sample sizes for ``max_evals`` and return the evaluations spent per game."""
 
     @abstractmethod
-    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
-        """Estimate the Shapley values of games ``games`` (B,) of ``game``, with row keys ``keys`` (B,)."""
+    def estimate(
+        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
+    ) -> ShapleyEstimate:
+        """Estimate the Shapley values of games ``games`` (B,) of ``game``, with keys ``keys`` (B,).
+
+        ``parts``: where the games are background parts of split rows, which row and part each is (an
+        algorithm that draws each game from its own key alone ignores it).
+        """
 
     @abstractmethod
     def bytes_per_game(self, n_outputs: int) -> int:

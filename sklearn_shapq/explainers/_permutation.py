@@ -37,6 +37,7 @@ from sklearn_shapq.algorithms import (
     EXACT_ONLY_INDICES,
     SHAPLEY_ALGORITHMS,
     BackgroundPartsMerge,
+    RowParts,
     ShapleyAlgorithm,
     ShapleyEstimate,
     border_evals,
@@ -924,7 +925,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 estimates = []
                 for first in range(0, players.n_games, games_step):
                     games = np.arange(first, min(first + games_step, players.n_games))
-                    estimate = estimator.estimate(players, games, block_keys[games])
+                    split = RowParts(keys[rows][games // parts], games % parts, parts) if parts > 1 else None
+                    estimate = estimator.estimate(players, games, block_keys[games], split)
                     estimates.append((rows.start + games // parts, estimate))
                 return estimates, game.backend, game.n_model_rows, game.n_model_calls
 
