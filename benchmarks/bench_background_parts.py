@@ -4,7 +4,7 @@ What is measured
 ----------------
 Relative RMSE (against exact values from ``algorithm="exact"``, d <= 12; relative to the RMS of the
 exact values, or to the spread of the model's output on the background where they are all 0) of the Shapley values of 8
-explained rows, 50 background rows, mean over 3 seeds, at 5d and 10d evaluations per row (the
+explained rows, 50 background rows, mean over 6 seeds, at 5d and 10d evaluations per row (the
 same model rows, 50 per evaluation, split or not) of:
 
 * ``split``: Leverage SHAP with ``background_parts="auto"`` (one part per background row at d <= 10;
@@ -13,6 +13,8 @@ same model rows, 50 per evaluation, split or not) of:
   background, as shap and shapiq evaluate it);
 * ``shared cv``: ``"leverage_cv"`` (the cross-fitted control variate, shared), the default before
   the split;
+* ``split alone``: ``split`` with every part drawing its coalitions from its own key alone, as before
+  2026-11-27 (the parts of a row no longer share out each size class: ``spread_over_parts`` off);
 
 on a random forest, an MLP, a logistic regression (probability), a histogram gradient boosting
 model, k-nearest neighbours (all scikit-learn, on bundled or generated data), a smooth polynomial
@@ -25,13 +27,14 @@ Rerun
 -----
 ::
 
-    python benchmarks/bench_background_parts.py      # about 10 minutes on 2 shared cores
+    python benchmarks/bench_background_parts.py      # about 25 minutes on 2 shared cores
 
 Results: ``benchmarks/results/bench_background_parts.json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -47,10 +50,28 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.algorithms import _leverage as leverage_module
 
 RESULTS = Path(__file__).parent / "results"
-SEEDS, BUDGETS_PER_FEATURE = 3, (5, 10)
-ESTIMATORS = {"split": ("leverage", "auto"), "shared": ("leverage", 1), "shared cv": ("leverage_cv", 1)}
+SEEDS, BUDGETS_PER_FEATURE = 6, (5, 10)
+ESTIMATORS = {
+    "split": ("leverage", "auto"),
+    "shared": ("leverage", 1),
+    "shared cv": ("leverage_cv", 1),
+    "split alone": ("leverage", "auto"),
+}
+SPREAD_CLASSES = leverage_module.class_coalitions
+
+
+@contextlib.contextmanager
+def parts_drawn_alone(label: str) -> Iterator[None]:
+    """For "split alone", every part draws its classes from its own key (the row's parts not shared out)."""
+    if label == "split alone":
+        leverage_module.class_coalitions = lambda keys, d, pairs, parts=None: SPREAD_CLASSES(keys, d, pairs)
+    try:
+        yield
+    finally:
+        leverage_module.class_coalitions = SPREAD_CLASSES
 
 
 def smooth_polynomial(Z: np.ndarray) -> np.ndarray:
@@ -111,15 +132,17 @@ def main() -> None:
                         random_state=seed,
                         **common,
                     ).fit(background)
-                    errors.append(relative_error(explainer.explain(rows).values, exact, scale))
+                    with parts_drawn_alone(label):
+                        errors.append(relative_error(explainer.explain(rows).values, exact, scale))
                 line[label] = float(np.mean(errors))
-            for other in ("shared cv", "shared"):  # None where the other is exact
+            for other in ("shared cv", "shared", "split alone"):  # None where the other is exact
                 line[f"split_over_{other.replace(' ', '_')}"] = line["split"] / line[other] if line[other] else None
             lines.append(line)
             print(
                 f"{name:42s} B={line['budget']:4d}  "
                 + "  ".join(f"{label} {line[label]:.4f}" for label in ESTIMATORS)
-                + f"  split/shared cv {line['split_over_shared_cv']}  split/shared {line['split_over_shared']}",
+                + f"  split/shared cv {line['split_over_shared_cv']}  split/shared {line['split_over_shared']}"
+                + f"  split/split alone {line['split_over_split_alone']}",
                 flush=True,
             )
     RESULTS.mkdir(exist_ok=True)

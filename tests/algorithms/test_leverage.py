@@ -8,7 +8,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, leverage_pairs
+from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS, RowParts, leverage_pairs
 from sklearn_shapq.algorithms._leverage import (
     ENUMERATED_CLASS_SIZE,
     class_capacities,
@@ -17,7 +17,7 @@ from sklearn_shapq.algorithms._leverage import (
 )
 from sklearn_shapq.backends import ArrayBackend, CpuBackend
 from sklearn_shapq.games import CallableGame, InterventionalGame, make_model_function
-from sklearn_shapq.samplers import row_keys
+from sklearn_shapq.samplers import row_keys, split_keys
 
 from brute_force import brute_force_shapley
 from game_helpers import interventional_game, pairwise_model, polynomial_setup, run_estimator, truth
@@ -314,3 +314,43 @@ def test_below_10_sampled_pairs_the_control_variate_is_the_plain_regression():
     more, estimator = run_estimator("leverage_cv", game, 22, seed=2)  # 10 sampled pairs: the surrogates run
     assert estimator.sampled_pairs.sum() == 10
     assert not np.array_equal(more.values, run_estimator("leverage", game, 22, seed=2)[0].values)
+
+
+def split_row_parts(n_rows: int, n_parts: int) -> tuple[np.ndarray, RowParts]:
+    """The games' own keys and their rows' keys and parts, for n_rows rows split into n_parts games each."""
+    keys = row_keys(0, np.arange(float(n_rows))[:, None])
+    return split_keys(keys, n_parts), RowParts(np.repeat(keys, n_parts), np.tile(np.arange(n_parts), n_rows), n_parts)
+
+
+def test_the_parts_of_a_row_share_out_a_class_and_each_part_draws_as_an_unsplit_game():
+    """6 parts of 9 pairs of a class of 35: each coalition once or twice in a row; in each part the
+    9 are distinct, and over rows every coalition is in a part with probability 9/35."""
+    d, t, n, n_parts, n_rows = 7, 3, 9, 6, 3000
+    game_keys, parts = split_row_parts(n_rows, n_parts)
+    sets = class_coalitions(game_keys, d, one_class(d, t, n), parts)
+    assert sets.shape == (n_rows * n_parts, n, d) and (sets.sum(-1) == t).all()
+    codes = (sets * (1 << np.arange(d))).sum(-1)  # (games, n): each coalition as an integer
+    assert all(len(set(game.tolist())) == n for game in codes)  # without replacement in a part
+    members = np.unique(codes)
+    assert members.size == comb(d, t)
+    per_row = (codes.reshape(n_rows, -1)[:, :, None] == members).sum(axis=1)  # (rows, 35)
+    assert per_row.min() == 1 and per_row.max() == 2  # 54 draws over 35 coalitions
+    for part in (0, 5):
+        frequency = (codes[part::n_parts, :, None] == members).any(axis=1).sum(axis=0)
+        expected = n_rows * n / comb(d, t)
+        assert np.all(np.abs(frequency - expected) < 5 * np.sqrt(expected))
+    first = (codes[::n_parts] == members[0]).any(axis=1)  # the place of one coalition in part 0: uniform
+    places = np.bincount(np.argmax(codes[::n_parts][first] == members[0], axis=1), minlength=n)
+    assert np.all(np.abs(places - first.sum() / n) < 5 * np.sqrt(first.sum() / n))
+
+
+def test_a_part_draws_the_same_coalitions_alone_or_beside_other_games():
+    d, n_parts = 9, 4
+    pairs = np.zeros(d // 2, dtype=np.int64)
+    pairs[[0, 1, 2]] = [d, 5, 30]  # the first listed whole, the others spread
+    game_keys, parts = split_row_parts(3, n_parts)
+    together = class_coalitions(game_keys, d, pairs, parts)
+    for game in (0, 6, 11):
+        alone = RowParts(parts.row_keys[[game]], parts.part[[game]], n_parts)
+        np.testing.assert_array_equal(class_coalitions(game_keys[[game]], d, pairs, alone)[0], together[game])
+    assert not np.array_equal(together[4], together[5])  # parts draw other coalitions

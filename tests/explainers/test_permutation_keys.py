@@ -64,9 +64,9 @@ def test_a_block_holds_games_for_the_threads_when_one_model_call_holds_one_game(
     X, model = diabetes
     sizes, estimate = [], LeverageAlgorithm.estimate
 
-    def recorded(self, game, games, keys):
+    def recorded(self, game, games, keys, parts=None):
         sizes.append(len(games))
-        return estimate(self, game, games, keys)
+        return estimate(self, game, games, keys, parts)
 
     monkeypatch.setattr(LeverageAlgorithm, "estimate", recorded)
     explainer = PermutationShapExplainer(
