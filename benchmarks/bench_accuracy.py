@@ -30,6 +30,14 @@ coalitions of the interventional game, the closed-form Shapley weights, one matr
   ``make_friedman1(300, 12)``;
 * ``logistic_cancer12``: StandardScaler + LogisticRegression on ``load_breast_cancer``'s first 12
   features, the probability of class 1 explained (``output="probability"`` for ours).
+* ``hgb_cancer12``: HistGradientBoostingClassifier(100 iterations) on the same 12 features, its probability;
+* ``knn_diabetes10``: StandardScaler + KNeighborsRegressor(10) on ``load_diabetes``;
+
+and, outside the main table (``--problems``), more models without structure to read:
+``mlp_cancer10`` (StandardScaler + MLPClassifier(32, 32) on breast cancer's first 10 features, its
+probability), ``mlp_diabetes10`` (StandardScaler + MLPRegressor(64, 64) on ``load_diabetes``) and
+``mlp_classification12`` (StandardScaler + MLPClassifier(64, 32) on ``make_classification(1000, 12,
+n_informative=6, n_redundant=2, random_state=0)``, its probability).
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An evaluation of a
 coalition costs one model row per background row, for us and for the peers alike. Estimators:
@@ -103,7 +111,7 @@ import numpy as np
 import shap
 import sklearn
 import xgboost
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine, make_friedman1
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine, make_classification, make_friedman1
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
@@ -243,6 +251,10 @@ def problems() -> dict[str, Problem]:
         X, y = load_wine(return_X_y=True)
         return X[:, :12], y.astype(float)
 
+    def classification12() -> tuple[np.ndarray, np.ndarray]:
+        X, y = make_classification(1000, 12, n_informative=6, n_redundant=2, random_state=0)
+        return X, y.astype(float)
+
     def friedman(d: int, n: int = 1000) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
         return lambda: make_friedman1(n, d, noise=0.5, random_state=0)
 
@@ -290,6 +302,21 @@ def problems() -> dict[str, Problem]:
             breast_cancer(10),
             lambda: make_pipeline(
                 StandardScaler(), MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=2000, random_state=0)
+            ),
+            output="probability",
+            **small,
+        ),
+        "mlp_diabetes10": Problem(
+            diabetes,
+            lambda: make_pipeline(
+                StandardScaler(), MLPRegressor(hidden_layer_sizes=(64, 64), max_iter=2000, random_state=0)
+            ),
+            **small,
+        ),
+        "mlp_classification12": Problem(
+            classification12,
+            lambda: make_pipeline(
+                StandardScaler(), MLPClassifier(hidden_layer_sizes=(64, 32), max_iter=2000, random_state=0)
             ),
             output="probability",
             **small,
