@@ -29,14 +29,6 @@ SURROGATE = BoostingSettings(n_trees=15, depth=5, learning_rate=0.5, l2=1.0)
 """The surrogate's trees: on :data:`SURROGATE_FOLDS` folds, 15 trees matched 25 with two folds in time and beat
 them in error; shallower ones lose (``benchmarks/bench_leverage_variants.py``, the user guide)."""
 
-FEW_PAIRS_TREES = 7
-"""Trees of the surrogates below :data:`FULL_SURROGATE_EVALS_PER_FEATURE` d evaluations: on the MLPs of
-``benchmarks/bench_accuracy.py`` at 10d as good as 15 (0.0608 / 0.0545 / 0.0038 against 0.0601 / 0.0542 /
-0.0038), for half the fit; at 50d 15 are better (0.0140 / 0.0033 against 0.0149 / 0.0039; the user guide)."""
-
-FULL_SURROGATE_EVALS_PER_FEATURE = 20
-"""Evaluations per feature from which the surrogates have :data:`SURROGATE`'s 15 trees."""
-
 MIN_SAMPLED_PAIRS = 10
 """Fewest sampled pairs (one per jackknife group) for the control variate; below, the plain regression
 (``benchmarks/bench_leverage_variants.py --small-budgets``)."""
@@ -112,12 +104,6 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         """Return Leverage SHAP's regression, and the surrogates' fit where they are fitted."""
         return ("paired_regression", "fit_oblivious_trees") if self._fits_surrogates() else ("paired_regression",)
 
-    def _surrogate_settings(self) -> BoostingSettings:
-        """:data:`SURROGATE`, with :data:`FEW_PAIRS_TREES` trees below :data:`FULL_SURROGATE_EVALS_PER_FEATURE` d."""
-        if self.n_evals >= FULL_SURROGATE_EVALS_PER_FEATURE * self.n_players:
-            return SURROGATE
-        return replace(SURROGATE, n_trees=FEW_PAIRS_TREES)
-
     def _surrogate_folds(self) -> np.ndarray:
         """Fold of each pair in the surrogates' cross-fitting: its jackknife group modulo :data:`SURROGATE_FOLDS`."""
         group = self._jackknife_groups()
@@ -146,7 +132,7 @@ class LeverageControlVariateAlgorithm(LeverageAlgorithm):
         training = (group[:, None] != xp.arange(n_folds)).astype(xp.float64)  # (2P, K)
         weights = xp.broadcast_to(training[None, :, None, :], (rows, n_coalitions, n_outputs, n_folds))
         weights = weights.reshape(rows, n_coalitions, n_outputs * n_folds)
-        ensemble = fit_oblivious_boosting(masks, residuals, weights, self._surrogate_settings(), backend)
+        ensemble = fit_oblivious_boosting(masks, residuals, weights, SURROGATE, backend)
         fold_phi = oblivious_shapley(ensemble, d, xp).reshape(rows, n_outputs * n_folds, d)  # φ(f_k)
         own_linear = xp.einsum("bci,bmi->bcm", masks.astype(xp.float64) - 0.5, fold_phi)  # odd part of Σ_{i∈S} φ_i
         odd_fit = (_odd_part(ensemble.predictions, xp) - own_linear).reshape(rows, n_coalitions, n_outputs, n_folds)

@@ -316,23 +316,6 @@ def test_below_10_sampled_pairs_the_control_variate_is_the_plain_regression():
     assert not np.array_equal(more.values, run_estimator("leverage", game, 22, seed=2)[0].values)
 
 
-@pytest.mark.parametrize(("max_evals", "n_trees"), [(100, 7), (199, 7), (200, 15), (500, 15)])
-def test_the_surrogates_have_fewer_trees_below_20d_evaluations(monkeypatch, max_evals, n_trees):
-    from sklearn_shapq.algorithms import _leverage_control_variate as control_variate_module
-
-    fitted = []
-    fit = control_variate_module.fit_oblivious_boosting
-
-    def recorded(masks, targets, weights, settings, backend):
-        fitted.append(settings.n_trees)
-        return fit(masks, targets, weights, settings, backend)
-
-    monkeypatch.setattr(control_variate_module, "fit_oblivious_boosting", recorded)
-    f, background, X = polynomial_setup(3, 10, order=3, n_rows=1)
-    run_estimator("leverage_cv", interventional_game(f, background, X), max_evals, seed=0)
-    assert fitted == [n_trees]
-
-
 def split_row_parts(n_rows: int, n_parts: int) -> tuple[np.ndarray, RowParts]:
     """The games' own keys and their rows' keys and parts, for n_rows rows split into n_parts games each."""
     keys = row_keys(0, np.arange(float(n_rows))[:, None])
