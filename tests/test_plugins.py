@@ -67,6 +67,26 @@ def test_a_shapley_algorithm_registered_after_import_runs_in_the_permutation_exp
         PermutationShapExplainer(model, algorithm="plugin_stratified", progress=False).fit(X)
 
 
+def test_a_plugin_with_the_three_argument_estimate_runs_on_split_rows(data, plugins):
+    """Only an algorithm that declares ``draws_parts_jointly`` is given ``parts=``: a plugin written for
+    ``estimate(game, games, keys)`` runs on rows split by background parts as before."""
+    X, _, model = data
+
+    @plugins
+    class ThreeArguments(StratifiedAlgorithm):
+        name = "plugin_three_arguments"
+
+        def estimate(self, game, games, keys):
+            return super().estimate(game, games, keys)
+
+    for parts in (1, 5):
+        explainer, explanation = explain(model, X, "plugin_three_arguments", max_evals=400, background_parts=parts)
+        assert explanation.diagnostics["background_parts"] == parts
+        np.testing.assert_allclose(
+            explanation.values.sum(axis=1) + explanation.base_values, model.predict(X[:3]), atol=1e-9
+        )
+
+
 def test_an_ordering_source_registered_after_import_runs_in_the_permutation_explainer(data, plugins):
     X, _, model = data
     with pytest.raises(ValueError, match=INVALID):

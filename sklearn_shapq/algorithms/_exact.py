@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._registry import register
-from sklearn_shapq.algorithms._registry import DEFAULT_MASK_BYTES, RowParts, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import DEFAULT_MASK_BYTES, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.games import MAX_ENUMERATED_PLAYERS, coalition_masks, shapley_from_table
 
 _CODE_CHUNK = 1 << 16
@@ -77,9 +77,7 @@ class ExactAlgorithm(ShapleyAlgorithm):
         """Return the bytes of the 2^d × k table of a game and its share of a chunk of masks."""
         return (1 << self.n_players) * n_outputs * 8 + _CODE_CHUNK * self.n_players
 
-    def estimate(
-        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
-    ) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Enumerate every coalition of each game."""
         values = exact_shapley(game, games)
         n_rows = len(games)

@@ -23,6 +23,9 @@ ENUMERATED_CLASS_SIZE = 2**14
 JACKKNIFE_GROUPS = 10
 """Groups of pairs of the jackknife standard errors."""
 
+SPREAD_PURPOSES = 1 << 20
+"""Offset of the row sequences' substream purposes (:func:`spread_over_parts`), away from those of unsplit draws."""
+
 ROW_MAX_BYTES = 256 * 2**20
 """Most working memory of one row: its coalitions are regressed on at once, so larger budgets are refused."""
 
@@ -170,7 +173,7 @@ def spread_over_parts(parts: RowParts, purpose: int, n_items: int, n: int) -> np
     """
     length = min(n_items, parts.n_parts * n)
     row_keys, row_of = np.unique(np.asarray(parts.row_keys, dtype=np.uint64), return_inverse=True)
-    sequences = keyed_distinct_items(substream_keys(row_keys, purpose), n_items, length)
+    sequences = keyed_distinct_items(substream_keys(row_keys, SPREAD_PURPOSES + purpose), n_items, length)
     positions = (np.asarray(parts.part, dtype=np.int64)[:, None] * n + np.arange(n)) % length
     return sequences[row_of.reshape(-1)[:, None], positions]
 
@@ -196,6 +199,7 @@ class LeverageAlgorithm(ShapleyAlgorithm):
     """Algorithm "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
 
     name = "leverage"
+    draws_parts_jointly = True
 
     @staticmethod
     def size_weights(d: int) -> np.ndarray | None:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sklearn_shapq._registry import register
-from sklearn_shapq.algorithms._registry import RowParts, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
 from sklearn_shapq.samplers import keyed_uniforms, substream_keys
 
@@ -155,9 +155,7 @@ class OwenAlgorithm(ShapleyAlgorithm):
         """Return the bytes of a chunk of masks and draws, and of the runs' values."""
         return _ROW_MASK_BYTES + OWEN_RUNS * self.n_players * n_outputs * 8
 
-    def estimate(
-        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
-    ) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Run the grid; standard errors from the spread of the runs (one degree of freedom)."""
         units = owen_units(game, game.backend.to_device(games), keys, self.n_q, halved=self.halved)
         values, stderr = combine_units(units, game.backend.xp)

@@ -45,9 +45,10 @@ class ShapleyEstimate:
 class RowParts:
     """Which row and background part each game is, where rows are split by background parts (``background_parts``).
 
-    The ``n_parts`` games of a row are its parts' games; an algorithm may draw them jointly (Leverage
-    SHAP spreads each size class over the parts) as long as each part alone is drawn as an unsplit game
-    would be, so that every part's estimate keeps its distribution.
+    The ``n_parts`` games of a row are its parts' games; an algorithm with
+    :attr:`ShapleyAlgorithm.draws_parts_jointly` gets them with ``estimate(..., parts=)`` and may draw
+    them jointly (Leverage SHAP spreads each size class over the parts), as long as each part alone is
+    drawn as an unsplit game would be, so that every part's estimate keeps its distribution.
 
     Attributes
     ----------
@@ -87,6 +88,9 @@ class ShapleyAlgorithm(ABC):
     efficient: ClassVar[bool] = True
     """Whether values sum to v(N) − v(∅) exactly."""
 
+    draws_parts_jointly: ClassVar[bool] = False
+    """Whether ``estimate`` takes ``parts=`` (a :class:`RowParts`) to draw a split row's parts jointly."""
+
     supports_tol: ClassVar[bool] = False
     """Whether the estimator can stop a game early once its standard errors are below ``tol``."""
 
@@ -122,13 +126,11 @@ class ShapleyAlgorithm(ABC):
         """Set the sample sizes for ``max_evals`` and return the evaluations spent per game."""
 
     @abstractmethod
-    def estimate(
-        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
-    ) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Estimate the Shapley values of games ``games`` (B,) of ``game``, with keys ``keys`` (B,).
 
-        ``parts``: where the games are background parts of split rows, which row and part each is (an
-        algorithm that draws each game from its own key alone ignores it).
+        An algorithm with :attr:`draws_parts_jointly` also takes ``parts=``, a :class:`RowParts`,
+        where the games are background parts of split rows.
         """
 
     @abstractmethod

@@ -11,7 +11,7 @@ import numpy as np
 
 from sklearn_shapq._registry import register
 from sklearn_shapq.algorithms._moments import RunningMoments
-from sklearn_shapq.algorithms._registry import RowParts, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.samplers import keyed_uniforms, sized_coalitions, substream_keys
 
 _ROW_MASK_BYTES = 4 * 2**20
@@ -164,9 +164,7 @@ class StratifiedAlgorithm(ShapleyAlgorithm):
         """Return the bytes of a chunk of draws and masks, and the strata statistics."""
         return 3 * _ROW_MASK_BYTES + 4 * self.n_players**2 * n_outputs * 8
 
-    def estimate(
-        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
-    ) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Two phases of strata samples; normal-quantile intervals."""
         values, stderr = stratified_shapley(game, game.backend.to_device(games), keys, self.n_samples)
         n_rows = len(games)

@@ -14,7 +14,7 @@ import numpy as np
 
 from sklearn_shapq.algorithms._moments import RunningMoments
 from sklearn_shapq.algorithms._permutation_walk import walk_units
-from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, RowParts, ShapleyAlgorithm, ShapleyEstimate
+from sklearn_shapq.algorithms._registry import SHAPLEY_ALGORITHMS, ShapleyAlgorithm, ShapleyEstimate
 from sklearn_shapq.algorithms._units import UnitSamples, combine_units
 from sklearn_shapq.samplers import ORDERING_SOURCES, OrderingSource
 
@@ -106,9 +106,7 @@ class PermutationWalkAlgorithm(ShapleyAlgorithm):
         step = math.ceil(n_units / TOL_ROUNDS)
         return sorted({*range(max(TOL_MIN_UNITS, step), n_units, step), n_units})
 
-    def estimate(
-        self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts | None = None
-    ) -> ShapleyEstimate:
+    def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Walk each row's orderings chunk by chunk, stopping rows early under ``tol``."""
         backend, source = game.backend, self.source
         xp = backend.xp

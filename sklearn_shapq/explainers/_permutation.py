@@ -925,8 +925,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 estimates = []
                 for first in range(0, players.n_games, games_step):
                     games = np.arange(first, min(first + games_step, players.n_games))
-                    split = RowParts(keys[rows][games // parts], games % parts, parts) if parts > 1 else None
-                    estimate = estimator.estimate(players, games, block_keys[games], split)
+                    if parts > 1 and estimator.draws_parts_jointly:
+                        split = RowParts(keys[rows][games // parts], games % parts, parts)
+                        estimate = estimator.estimate(players, games, block_keys[games], parts=split)
+                    else:
+                        estimate = estimator.estimate(players, games, block_keys[games])
                     estimates.append((rows.start + games // parts, estimate))
                 return estimates, game.backend, game.n_model_rows, game.n_model_calls
 

@@ -39,8 +39,8 @@ def test_split_estimates_are_unbiased_efficient_and_more_accurate_for_the_same_m
 
 def test_the_parts_of_a_row_share_out_their_coalitions_so_that_the_error_of_their_common_game_cancels(monkeypatch):
     """One background row repeated: every part plays the same game. Spread over the parts, a size
-    class's pairs cover it (nearly) once in a row, and the mean over parts has 0.61-0.71x the error of
-    parts drawing alone (two sets of 20 seeds); against brute force."""
+    class's pairs cover it (nearly) once in a row, and the mean over parts has 0.69x the error of
+    parts drawing alone over 40 seeds (0.60x and 0.77x over each half); against brute force."""
     from sklearn_shapq.algorithms import _leverage as leverage_module
 
     f, background, X = polynomial_setup(7, 7, order=3, n_background=1, n_rows=3)
@@ -49,7 +49,7 @@ def test_the_parts_of_a_row_share_out_their_coalitions_so_that_the_error_of_thei
 
     def error() -> float:
         options = {"algorithm": "leverage", "max_evals": 30, "background_parts": 6}
-        runs = [explain(f, background, X, random_state=seed, **options).values for seed in range(20)]
+        runs = [explain(f, background, X, random_state=seed, **options).values for seed in range(40)]
         return float(np.sqrt(np.mean((np.array(runs) - exact) ** 2)))
 
     spread = error()

@@ -66,7 +66,7 @@ def test_a_block_holds_games_for_the_threads_when_one_model_call_holds_one_game(
 
     def recorded(self, game, games, keys, parts=None):
         sizes.append(len(games))
-        return estimate(self, game, games, keys, parts)
+        return estimate(self, game, games, keys, parts=parts)
 
     monkeypatch.setattr(LeverageAlgorithm, "estimate", recorded)
     explainer = PermutationShapExplainer(
