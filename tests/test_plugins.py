@@ -68,8 +68,8 @@ def test_a_shapley_algorithm_registered_after_import_runs_in_the_permutation_exp
 
 
 def test_a_plugin_with_the_three_argument_estimate_runs_on_split_rows(data, plugins):
-    """Only an algorithm that declares ``draws_parts_jointly`` is given ``parts=``: a plugin written for
-    ``estimate(game, games, keys)`` runs on rows split by background parts as before."""
+    """A plugin written for ``estimate(game, games, keys)`` runs on rows split by background parts as
+    before: the base class's ``estimate_parts`` calls it, each part drawn alone."""
     X, _, model = data
 
     @plugins

@@ -199,7 +199,6 @@ class LeverageAlgorithm(ShapleyAlgorithm):
     """Algorithm "leverage": Leverage SHAP, a regression on complementary pairs (exactly efficient)."""
 
     name = "leverage"
-    draws_parts_jointly = True
 
     @staticmethod
     def size_weights(d: int) -> np.ndarray | None:
@@ -259,6 +258,10 @@ class LeverageAlgorithm(ShapleyAlgorithm):
         design = self._design(masks, game.backend)
         phi, stderr, _ = self._regress(design, values, total)
         return self._estimate(phi, stderr)
+
+    def estimate_parts(self, game: Any, games: Any, keys: np.ndarray, parts: RowParts) -> ShapleyEstimate:
+        """:meth:`estimate`, each size class spread over the rows' parts (:func:`spread_over_parts`)."""
+        return self.estimate(game, games, keys, parts=parts)
 
     def _evaluate(self, game: Any, games: Any, keys: np.ndarray, parts: RowParts | None = None) -> tuple[Any, Any, Any]:
         """Return the rows' coalitions (B, 2P, d), values (B, 2P, n_outputs) and v(N) − v(∅) (B, n_outputs)."""

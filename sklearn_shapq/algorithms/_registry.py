@@ -45,10 +45,10 @@ class ShapleyEstimate:
 class RowParts:
     """Which row and background part each game is, where rows are split by background parts (``background_parts``).
 
-    The ``n_parts`` games of a row are its parts' games; an algorithm with
-    :attr:`ShapleyAlgorithm.draws_parts_jointly` gets them with ``estimate(..., parts=)`` and may draw
-    them jointly (Leverage SHAP spreads each size class over the parts), as long as each part alone is
-    drawn as an unsplit game would be, so that every part's estimate keeps its distribution.
+    The ``n_parts`` games of a row are its parts' games (:meth:`ShapleyAlgorithm.estimate_parts`); an
+    algorithm may draw them jointly (Leverage SHAP spreads each size class over the parts) as long as
+    each part alone is drawn as an unsplit game would be, so that every part's estimate keeps its
+    distribution.
 
     Attributes
     ----------
@@ -88,9 +88,6 @@ class ShapleyAlgorithm(ABC):
     efficient: ClassVar[bool] = True
     """Whether values sum to v(N) − v(∅) exactly."""
 
-    draws_parts_jointly: ClassVar[bool] = False
-    """Whether ``estimate`` takes ``parts=`` (a :class:`RowParts`) to draw a split row's parts jointly."""
-
     supports_tol: ClassVar[bool] = False
     """Whether the estimator can stop a game early once its standard errors are below ``tol``."""
 
@@ -129,9 +126,16 @@ class ShapleyAlgorithm(ABC):
     def estimate(self, game: Any, games: np.ndarray, keys: np.ndarray) -> ShapleyEstimate:
         """Estimate the Shapley values of games ``games`` (B,) of ``game``, with keys ``keys`` (B,).
 
-        An algorithm with :attr:`draws_parts_jointly` also takes ``parts=``, a :class:`RowParts`,
-        where the games are background parts of split rows.
+        Games that are background parts of split rows come through :meth:`estimate_parts`.
         """
+
+    def estimate_parts(self, game: Any, games: np.ndarray, keys: np.ndarray, parts: RowParts) -> ShapleyEstimate:
+        """Estimate games that are background parts of split rows (``parts``: each game's row and part).
+
+        By default each part is drawn alone from its own key (:meth:`estimate`); an algorithm may
+        override this to draw a row's parts jointly.
+        """
+        return self.estimate(game, games, keys)
 
     @abstractmethod
     def bytes_per_game(self, n_outputs: int) -> int:

@@ -925,9 +925,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 estimates = []
                 for first in range(0, players.n_games, games_step):
                     games = np.arange(first, min(first + games_step, players.n_games))
-                    if parts > 1 and estimator.draws_parts_jointly:
+                    if parts > 1:
                         split = RowParts(keys[rows][games // parts], games % parts, parts)
-                        estimate = estimator.estimate(players, games, block_keys[games], parts=split)
+                        estimate = estimator.estimate_parts(players, games, block_keys[games], split)
                     else:
                         estimate = estimator.estimate(players, games, block_keys[games])
                     estimates.append((rows.start + games // parts, estimate))
