@@ -21,6 +21,7 @@ of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its pr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -241,6 +242,20 @@ class StructurePath(ABC):
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         """Return the games of rows (in the input units) on all 2^p coalitions, through the link: (n, 2^p, k)."""
 
+    def _linked_table(self, table_function: Callable[..., np.ndarray], model: Any, inputs: np.ndarray) -> np.ndarray:
+        """``table_function(model, inputs, …)``: a backend's table of a sum through the link (trees, linear)."""
+        return table_function(
+            model,
+            inputs,
+            self.background,
+            self.offset,
+            self.groups.player_of_column,
+            self.groups.n_players,
+            self.output.link,
+            self.output.log_odds,
+            PROBABILITY_CLIP,
+        )
+
 
 class TreePath(StructurePath):
     """The tree path: the trees read from the model, the offset that completes their sum, the background.
@@ -273,17 +288,7 @@ class TreePath(StructurePath):
         return tree_predict(self.trees, inputs)
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
-        return linked_tree_table(
-            self.trees,
-            inputs,
-            self.background,
-            self.offset,
-            self.groups.player_of_column,
-            self.groups.n_players,
-            self.output.link,
-            self.output.log_odds,
-            PROBABILITY_CLIP,
-        )
+        return self._linked_table(linked_tree_table, self.trees, inputs)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the trees' sum by the leaf tables."""
@@ -337,17 +342,7 @@ class LinearPath(StructurePath):
         return inputs @ self.coef
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
-        return linked_linear_table(
-            self.coef,
-            inputs,
-            self.background,
-            self.offset,
-            self.groups.player_of_column,
-            self.groups.n_players,
-            self.output.link,
-            self.output.log_odds,
-            PROBABILITY_CLIP,
-        )
+        return self._linked_table(linked_linear_table, self.coef, inputs)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the margin itself in closed form."""
