@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -39,19 +40,22 @@ def has_gpu() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip every test marked ``gpu`` when no GPU is present (the one GPU skip of the suite)."""
-    if has_gpu():
-        return
-    skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
+    """Skip every test marked ``gpu`` when no GPU is present (the one GPU skip of the suite), and the doctests of
+    ``sklearn_shapq.dask`` when dask is not installed (the ``[dask]`` extra; the test extras have it)."""
+    gpu, dask = has_gpu(), importlib.util.find_spec("dask") is not None
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not gpu:
+            item.add_marker(pytest.mark.skip(reason="needs cupy and a CUDA device"))
+        if isinstance(item, pytest.DoctestItem) and item.name.startswith("sklearn_shapq.dask.") and not dask:
+            item.add_marker(pytest.mark.skip(reason="needs dask (the [dask] extra)"))
 
 
 @pytest.fixture(scope="session")
 def dask_client():
-    """A distributed client on a local cluster of 2 single-threaded in-process workers (tasks are still pickled)."""
-    from distributed import Client, LocalCluster
+    """A distributed client on a local cluster of 2 single-threaded in-process workers (tasks are still pickled);
+    its tests are skipped where dask's distributed is not installed."""
+    distributed = pytest.importorskip("distributed")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     with (
         LocalCluster(

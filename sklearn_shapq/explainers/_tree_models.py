@@ -77,7 +77,7 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
         ``model`` is not a tree model read here.
     ValueError
         ``output`` is not a sum over its trees (a boosted model's probability, a log link), its trees
-        are not read here (categorical splits, dart boosting, vector leaves), or they give another
+        are not read here (categorical splits, vector leaves), or they give another
         number of outputs.
 
     Examples
@@ -340,31 +340,39 @@ def _histogram_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
 
 
 def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
-    """Read an xgboost gbtree model's trees from its JSON (split conditions and leaves in float32)."""
+    """Read an xgboost gbtree or dart model's trees from its JSON (split conditions and leaves in float32).
+
+    Dart boosting weighs each tree at prediction: its weights (``weight_drop``) sit beside the trees
+    from xgboost 3.4 on (a gbtree with dropout parameters) and beside the gbtree before (a ``"dart"``
+    booster); each tree's leaves are scaled by its weight.
+    """
     booster = model if type(model).__name__ == "Booster" else model.get_booster()
     learner = json.loads(booster.save_raw(raw_format="json"))["learner"]
     boosting = learner["gradient_booster"]
-    if boosting["name"] != "gbtree":
-        raise ValueError(f"xgboost's {boosting['name']!r} booster is not read here (gbtree is).")
+    if boosting["name"] not in ("gbtree", "dart"):
+        raise ValueError(f"xgboost's {boosting['name']!r} booster is not read here (gbtree and dart are).")
     missing = getattr(model, "missing", np.nan)
     if not (missing is None or np.isnan(missing)):
         raise ValueError(f"xgboost's missing={missing!r} is not read here (NaN is).")
-    forest = boosting["model"]
+    forest = boosting["model"] if boosting["name"] == "gbtree" else boosting["gbtree"]["model"]
+    weights = forest.get("weight_drop", boosting.get("weight_drop"))
     parameters = learner["learner_model_param"]
     n_columns = max(1, int(parameters.get("num_class", "0")), int(parameters.get("num_target", "1")))
     n_trees = len(forest["trees"])
     best = getattr(model, "best_iteration", None) if type(model).__name__ != "Booster" else None
     if best is not None and "iteration_indptr" in forest:  # early stopping: the wrapper predicts with these
         n_trees = int(forest["iteration_indptr"][best + 1])
+    weights = np.ones(n_trees) if weights is None else np.asarray(weights[:n_trees], dtype=np.float32)
     trees = []
-    for tree, column in zip(forest["trees"][:n_trees], forest["tree_info"][:n_trees], strict=True):
+    for tree, column, weight in zip(forest["trees"][:n_trees], forest["tree_info"][:n_trees], weights, strict=True):
         if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1 or any(tree["split_type"]):
             raise ValueError("xgboost trees with vector leaves or categorical splits are not read here.")
         left = np.asarray(tree["left_children"], dtype=np.int64)
         conditions = np.asarray(tree["split_conditions"], dtype=np.float32).astype(np.float64)
         leaf = left < 0
         value = np.zeros((left.shape[0], n_columns))
-        value[:, column] = np.where(leaf, conditions, 0.0)  # a leaf's split condition is its value
+        leaves = np.where(leaf, np.asarray(tree["split_conditions"], dtype=np.float32) * weight, 0.0)
+        value[:, column] = leaves.astype(np.float64)  # a leaf's split condition is its value
         trees.append(
             {
                 "feature": np.where(leaf, -1, np.asarray(tree["split_indices"], dtype=np.int64)),

@@ -1,5 +1,6 @@
 """PermutationShapExplainer's "auto" takes a tree model's exact values: checked by enumeration."""
 
+import warnings
 from itertools import combinations
 from math import factorial
 
@@ -50,6 +51,7 @@ MODEL_NAMES = [
     "histogram_classes",
     "xgboost_nan",
     "xgboost_classes",
+    "xgboost_dart",
 ]
 
 
@@ -68,6 +70,10 @@ def models(data):
     histogram_classes = HistGradientBoostingClassifier(max_iter=15, random_state=0).fit(X, classes)
     booster = xgboost.XGBRegressor(n_estimators=30, max_depth=6).fit(missing, y)
     booster_classes = xgboost.XGBClassifier(n_estimators=15, max_depth=4).fit(X, classes)
+    with warnings.catch_warnings():  # xgboost 3.4 deprecates booster="dart" for gbtree's dropout parameters
+        warnings.simplefilter("ignore", UserWarning)
+        dart = xgboost.XGBRegressor(n_estimators=20, max_depth=4, booster="dart", rate_drop=0.5, random_state=0)
+        dart.fit(X, y)
     return {
         "tree_nan": (tree, "auto", tree.predict, missing),
         "forest": (forest, "auto", forest.predict, X),
@@ -79,6 +85,7 @@ def models(data):
         "histogram_classes": (histogram_classes, "auto", histogram_classes.decision_function, X),
         "xgboost_nan": (booster, "auto", booster.predict, missing),
         "xgboost_classes": (booster_classes, "auto", lambda r: booster_classes.predict(r, output_margin=True), X),
+        "xgboost_dart": (dart, "auto", dart.predict, X),  # each tree weighed by its dropout weight
     }
 
 

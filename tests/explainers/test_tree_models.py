@@ -1,5 +1,8 @@
 """Reading tree models: the trees' sum is the model's output up to a constant; what is not read is refused."""
 
+import json
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.ensemble import (
@@ -47,6 +50,20 @@ def test_the_trees_sum_to_the_output_up_to_a_constant(data, make, output, predic
     assert np.ptp(difference) < (1e-5 if trees.float32_sums else 1e-12)
 
 
+def test_dart_trees_are_weighed_by_their_dropout_weights(data):
+    X, y = data
+    with warnings.catch_warnings():  # xgboost 3.4 deprecates booster="dart" for gbtree's dropout parameters
+        warnings.simplefilter("ignore", UserWarning)
+        model = xgboost.XGBRegressor(n_estimators=20, max_depth=3, booster="dart", rate_drop=0.5, random_state=0)
+        model.fit(X, y)
+    trees = extract_trees(model, 1, "predict")
+    difference = model.predict(X) - tree_predict(trees, X)[:, 0]
+    assert np.ptp(difference) < 1e-5
+    boosting = json.loads(model.get_booster().save_raw(raw_format="json"))["learner"]["gradient_booster"]
+    weights = boosting.get("weight_drop") or boosting["model"]["weight_drop"]  # xgboost before 3.4, from 3.4
+    assert np.ptp(weights) > 0.1  # unweighted trees would not sum to the output
+
+
 def test_a_booster_alone_is_read(data):
     X, y = data
     booster = xgboost.XGBRegressor(n_estimators=5, max_depth=3).fit(X, y).get_booster()
@@ -59,7 +76,6 @@ def test_a_booster_alone_is_read(data):
     ("make", "labels", "n_outputs", "output", "error", "match"),
     [
         (lambda: LinearRegression(), "y", 1, "predict", TypeError, "not a tree model"),
-        (lambda: xgboost.XGBRegressor(n_estimators=3, booster="dart"), "y", 1, "predict", ValueError, "'dart'"),
         (
             lambda: xgboost.XGBRegressor(n_estimators=3, objective="reg:logistic"),
             "fraction",
