@@ -1,11 +1,11 @@
 """Read fitted linear models: the weights of their margin and the links from it to the explained output.
 
-Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_``, ``LinearSVC`` and
-``LinearSVR`` (regressors, generalized linear models with a log link, classifiers' margins, and a
-logistic classifier's probability and log-odds). The caller finds the intercept (the model's raw
-output minus the weighted sum) and checks the link of the sum against the model's own outputs on
-every background row: a link that does not give them (a one-vs-rest probability, say) is never
-explained from the weights.
+Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_``, ``LinearSVC``,
+``LinearSVR`` and ``LinearDiscriminantAnalysis`` (regressors, generalized linear models with a log
+link, classifiers' margins, and a logistic classifier's or linear discriminant's probability and
+log-odds). The caller finds the intercept (the model's raw output minus the weighted sum) and checks
+the link of the sum against the model's own outputs on every background row: a link that does not
+give them (a one-vs-rest probability, say) is never explained from the weights.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from sklearn.base import is_classifier
 
 from sklearn_shapq.explainers._output_links import OutputLink
 
+LINEAR_MODELS_ELSEWHERE = ("LinearSVC", "LinearSVR", "LinearDiscriminantAnalysis")
+"""Linear models of scikit-learn outside ``sklearn.linear_model`` (their decision function is ``X @ coef_.T +
+intercept_``; a discriminant's probability is the sigmoid or softmax of it)."""
+
 
 def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray, tuple[OutputLink, ...]]:
     """Return a linear model's weights and the links from its margin that may give ``output``.
 
     Parameters
     ----------
-    model : fitted estimator of ``sklearn.linear_model``, LinearSVC or LinearSVR
+    model : fitted estimator of ``sklearn.linear_model``, LinearSVC, LinearSVR or LinearDiscriminantAnalysis
     n_outputs : int
         The explained outputs: a binary classifier's one, else one per class or target.
     output : {"predict", "margin", "probability", "log_odds"}
@@ -52,7 +56,7 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
     """
     module, name = type(model).__module__, type(model).__name__
-    linear = module.startswith("sklearn.linear_model") or name in ("LinearSVC", "LinearSVR")
+    linear = module.startswith("sklearn.linear_model") or name in LINEAR_MODELS_ELSEWHERE
     if not (linear and hasattr(model, "coef_") and hasattr(model, "intercept_")):
         raise TypeError(f"{name} is not a fitted linear model of scikit-learn.")
     coef = model.coef_.toarray() if hasattr(model.coef_, "toarray") else model.coef_  # after sparsify()

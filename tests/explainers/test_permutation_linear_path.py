@@ -6,6 +6,7 @@ from math import factorial
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import (
     LinearRegression,
     LogisticRegression,
@@ -44,6 +45,8 @@ MODEL_NAMES = [
     "linear_regression",
     "ridge_two_targets",
     "poisson",
+    "discriminant_probability",
+    "discriminant_probabilities",
 ]
 
 
@@ -57,6 +60,8 @@ def models(data):
     regression = LinearRegression().fit(X, margin)
     ridge = Ridge().fit(X, np.column_stack([margin, X[:, 0] - X[:, 4]]))
     poisson = PoissonRegressor().fit(X, np.round(np.exp(margin / 4)))
+    discriminant = LinearDiscriminantAnalysis().fit(X, labels)
+    discriminants = make_pipeline(StandardScaler(), LinearDiscriminantAnalysis(solver="lsqr")).fit(X, classes)
     return {
         "logistic_probability": (logistic, "probability", lambda r: logistic.predict_proba(r)[:, 1]),
         "logistic_log_odds": (logistic, "log_odds", lambda r: _logit(logistic.predict_proba(r)[:, 1])),
@@ -65,6 +70,8 @@ def models(data):
         "linear_regression": (regression, "auto", regression.predict),
         "ridge_two_targets": (ridge, "auto", ridge.predict),
         "poisson": (poisson, "auto", poisson.predict),
+        "discriminant_probability": (discriminant, "probability", lambda r: discriminant.predict_proba(r)[:, 1]),
+        "discriminant_probabilities": (discriminants, "probability", discriminants.predict_proba),
     }
 
 
