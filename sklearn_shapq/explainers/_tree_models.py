@@ -1,9 +1,9 @@
 """Read the trees of fitted tree models into :class:`~sklearn_shapq.backends.TreeArrays`.
 
-Models: scikit-learn's decision trees, random forests and extra trees (regressors' predictions,
-classifiers' probabilities), gradient boosting and histogram gradient boosting (raw scores:
+Models: scikit-learn's decision trees, random forests, extra trees and baggings of decision trees
+(regressors' predictions, classifiers' probabilities), gradient boosting and histogram gradient boosting (raw scores:
 ``predict`` of a regressor with the identity loss, a classifier's ``decision_function``), xgboost's
-gbtree models (the margin) and LightGBM's (an identity-link prediction, a classifier's raw score).
+gbtree and dart models (the margin) and LightGBM's (an identity-link prediction, a classifier's raw score).
 The reading gives the sum over trees; the caller finds the offset (an initial score, a base score)
 and checks the sum against the model's own outputs, so a model read wrongly is never explained from
 its trees.
@@ -104,9 +104,11 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
         trees, strict, float32 = _histogram_boosting_trees(model), False, False
     elif kind == "boosted":
         trees, strict, float32 = _gradient_boosting_trees(model), False, True
-    elif hasattr(model, "estimators_"):  # a forest: the mean of its trees
+    elif hasattr(model, "estimators_"):  # a forest or a bagging of trees: the mean of its trees
         scale = 1.0 / len(model.estimators_)
-        trees, strict, float32 = [_sklearn_tree(tree, scale) for tree in model.estimators_], False, True
+        columns = getattr(model, "estimators_features_", [None] * len(model.estimators_))  # bagging: each tree's
+        trees = [_sklearn_tree(tree, scale, used) for tree, used in zip(model.estimators_, columns, strict=True)]
+        strict, float32 = False, True
     else:
         trees, strict, float32 = [_sklearn_tree(model, 1.0)], False, True
     return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
@@ -197,8 +199,13 @@ def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) 
 
 
 def _tree_kind(model: Any) -> str | None:
-    """Return "forest" (a tree, a forest), "boosted", "histogram", "xgboost" or "lightgbm"; None: not read here."""
+    """Return "forest" (a tree, a forest, a bagging of trees), "boosted", "histogram", "xgboost" or "lightgbm".
+
+    None: not read here.
+    """
     from sklearn.ensemble import (
+        BaggingClassifier,
+        BaggingRegressor,
         ExtraTreesClassifier,
         ExtraTreesRegressor,
         GradientBoostingClassifier,
@@ -216,6 +223,9 @@ def _tree_kind(model: Any) -> str | None:
     if _is_lightgbm(model):
         return "lightgbm"
     if isinstance(model, (BaseDecisionTree, *forests)):
+        return "forest"
+    bagged = getattr(model, "estimators_", None) if isinstance(model, (BaggingRegressor, BaggingClassifier)) else None
+    if bagged and all(isinstance(tree, BaseDecisionTree) for tree in bagged):  # the mean of trees on column subsets
         return "forest"
     if isinstance(model, (GradientBoostingRegressor, GradientBoostingClassifier)):
         return "boosted"
@@ -265,8 +275,12 @@ def _flattened(
     )
 
 
-def _sklearn_tree(tree_model: Any, scale: float) -> dict[str, np.ndarray]:
-    """Read a scikit-learn tree's nodes: a regressor's values, a classifier's class fractions, times ``scale``."""
+def _sklearn_tree(tree_model: Any, scale: float, columns: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Read a scikit-learn tree's nodes: a regressor's values, a classifier's class fractions, times ``scale``.
+
+    ``columns``: the model's columns the tree was fitted on, in its order (a bagging's ``estimators_features_``);
+    its splits' features are mapped back to them.
+    """
     tree = tree_model.tree_
     value = np.asarray(tree.value, dtype=np.float64)  # (nodes, n_outputs, max_classes)
     if hasattr(tree_model, "classes_"):
@@ -277,6 +291,8 @@ def _sklearn_tree(tree_model: Any, scale: float) -> dict[str, np.ndarray]:
     else:
         value = value[:, :, 0]
     feature = np.asarray(tree.feature, dtype=np.int64)
+    if columns is not None:
+        feature = np.where(feature >= 0, np.asarray(columns, dtype=np.int64)[np.maximum(feature, 0)], -1)
     missing = getattr(tree, "missing_go_to_left", np.zeros(feature.shape[0], dtype=np.uint8))
     return {
         "feature": np.where(feature >= 0, feature, -1),

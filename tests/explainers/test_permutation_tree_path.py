@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import (
+    BaggingClassifier,
+    BaggingRegressor,
     ExtraTreesClassifier,
     GradientBoostingClassifier,
     HistGradientBoostingClassifier,
@@ -19,7 +21,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures, QuantileTransformer
 from sklearn.svm import SVR
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
@@ -52,6 +54,8 @@ MODEL_NAMES = [
     "xgboost_nan",
     "xgboost_classes",
     "xgboost_dart",
+    "bagging",
+    "bagging_classes",
 ]
 
 
@@ -74,6 +78,10 @@ def models(data):
         warnings.simplefilter("ignore", UserWarning)
         dart = xgboost.XGBRegressor(n_estimators=20, max_depth=4, booster="dart", rate_drop=0.5, random_state=0)
         dart.fit(X, y)
+    bagging = BaggingRegressor(DecisionTreeRegressor(max_depth=6), 15, max_features=0.6, random_state=0).fit(X, y)
+    bagging_classes = BaggingClassifier(
+        DecisionTreeClassifier(max_depth=5), 10, max_features=0.8, bootstrap_features=True, random_state=0
+    ).fit(X, classes)  # each tree on a subset of the columns, in another order, some repeated
     return {
         "tree_nan": (tree, "auto", tree.predict, missing),
         "forest": (forest, "auto", forest.predict, X),
@@ -86,6 +94,8 @@ def models(data):
         "xgboost_nan": (booster, "auto", booster.predict, missing),
         "xgboost_classes": (booster_classes, "auto", lambda r: booster_classes.predict(r, output_margin=True), X),
         "xgboost_dart": (dart, "auto", dart.predict, X),  # each tree weighed by its dropout weight
+        "bagging": (bagging, "auto", bagging.predict, X),
+        "bagging_classes": (bagging_classes, "probability", bagging_classes.predict_proba, X),
     }
 
 
