@@ -40,6 +40,7 @@ from sklearn_shapq.backends import (
 )
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._linear_models import extract_linear
+from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gaussian_naive_bayes
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
 from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
@@ -592,6 +593,8 @@ def _linear_path(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
 ) -> LinearPath:
     preprocessing, final, inputs = _column_wise_inputs(model, background)
+    if is_gaussian_naive_bayes(final):  # linear in its per-feature terms, whose players are their features'
+        return _naive_bayes_path(model, final, preprocessing, output, background, outputs, groups, progress)
     coef, links = extract_linear(final, outputs.shape[1], output)
     refusals = []
     for link in links:  # the candidates, checked in turn on every background row; the first refusal is kept
@@ -609,6 +612,30 @@ def _linear_path(
             continue
         return path
     raise refusals[0]
+
+
+def _naive_bayes_path(
+    model: Any,
+    final: Any,
+    preprocessing: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+) -> LinearPath:
+    """Return the linear path of a Gaussian naive Bayes: its margin in per-feature terms (:class:`NaiveBayesTerms`)."""
+    terms = NaiveBayesTerms(final, outputs.shape[1], preprocessing)
+    if output not in terms.links:
+        raise ValueError(f"GaussianNB's output {output!r} is not read from its terms (a class label).")
+    link = terms.links[output]
+    refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
+    if refusal is not None:
+        raise refusal
+    inputs = terms.transform(background)
+    path = LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
+    path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
 
 
 def _neighbors_path(

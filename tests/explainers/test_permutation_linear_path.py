@@ -14,6 +14,7 @@ from sklearn.linear_model import (
     Ridge,
     SGDClassifier,
 )
+from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures, QuantileTransformer, StandardScaler
 
@@ -47,6 +48,9 @@ MODEL_NAMES = [
     "poisson",
     "discriminant_probability",
     "discriminant_probabilities",
+    "naive_bayes_probability",
+    "naive_bayes_log_odds",
+    "naive_bayes_probabilities",
 ]
 
 
@@ -61,6 +65,8 @@ def models(data):
     ridge = Ridge().fit(X, np.column_stack([margin, X[:, 0] - X[:, 4]]))
     poisson = PoissonRegressor().fit(X, np.round(np.exp(margin / 4)))
     discriminant = LinearDiscriminantAnalysis().fit(X, labels)
+    bayes = make_pipeline(QuantileTransformer(n_quantiles=50), GaussianNB()).fit(X, labels)
+    bayes_classes = GaussianNB().fit(X, classes)
     discriminants = make_pipeline(StandardScaler(), LinearDiscriminantAnalysis(solver="lsqr")).fit(X, classes)
     return {
         "logistic_probability": (logistic, "probability", lambda r: logistic.predict_proba(r)[:, 1]),
@@ -72,6 +78,9 @@ def models(data):
         "poisson": (poisson, "auto", poisson.predict),
         "discriminant_probability": (discriminant, "probability", lambda r: discriminant.predict_proba(r)[:, 1]),
         "discriminant_probabilities": (discriminants, "probability", discriminants.predict_proba),
+        "naive_bayes_probability": (bayes, "probability", lambda r: bayes.predict_proba(r)[:, 1]),
+        "naive_bayes_log_odds": (bayes, "auto", lambda r: _logit(bayes.predict_proba(r)[:, 1])),
+        "naive_bayes_probabilities": (bayes_classes, "probability", bayes_classes.predict_proba),
     }
 
 
@@ -104,6 +113,25 @@ def test_the_table_is_the_linked_margin_on_every_hybrid_row(data):
             members = [j for j in range(D) if code >> j & 1]
             hybrid[:, members] = x[row, members]
             np.testing.assert_allclose(table[row, code], model.predict_proba(hybrid).mean(axis=0), rtol=1e-12)
+
+
+def test_a_naive_bayes_grouped_features_get_the_enumerated_values_of_the_groups(data):
+    X, margin = data
+    model = GaussianNB().fit(X, np.digitize(margin, [-1.0, 1.0]))
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    explainer = PermutationShapExplainer(
+        model, output="probability", feature_groups={"ae": ["a", "e"], "bd": ["b", "d"]}, background_size=None
+    ).fit(frame.iloc[60:76])
+    assert explainer.algorithm_ == "linear"
+    members = [[0, 4], [1, 3], [2]]  # players by first column: ae, bd, c
+    background = X[60:76]
+    for x, phi in zip(X[:3], explainer.explain(frame.iloc[:3]).values, strict=True):
+
+        def value(players, x=x):
+            columns = [c for p in players for c in members[p]]
+            return interventional_value(model.predict_proba, x, background, columns)
+
+        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
 
 
 def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
