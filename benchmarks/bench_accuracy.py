@@ -37,7 +37,13 @@ and, outside the main table (``--problems``), more models without structure to r
 ``mlp_cancer10`` (StandardScaler + MLPClassifier(32, 32) on breast cancer's first 10 features, its
 probability), ``mlp_diabetes10`` (StandardScaler + MLPRegressor(64, 64) on ``load_diabetes``) and
 ``mlp_classification12`` (StandardScaler + MLPClassifier(64, 32) on ``make_classification(1000, 12,
-n_informative=6, n_redundant=2, random_state=0)``, its probability).
+n_informative=6, n_redundant=2, random_state=0)``, its probability); and a survey of families kept
+aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC probability),
+``gnb_cancer12`` (GaussianNB), ``lda_cancer12``, ``qda_classification10``, ``ada_diabetes10``
+(AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
+cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``knnc_cancer10`` (k-NN
+classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
+``stacking_diabetes10`` (ridge and forest stacked).
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An evaluation of a
 coalition costs one model row per background row, for us and for the peers alike. Estimators:
@@ -111,17 +117,35 @@ import numpy as np
 import shap
 import sklearn
 import xgboost
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine, make_classification, make_friedman1
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_wine,
+    make_classification,
+    make_friedman1,
+    make_friedman2,
+)
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+from sklearn.ensemble import (
+    AdaBoostRegressor,
+    BaggingRegressor,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    RandomForestRegressor,
+    StackingRegressor,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from sklearn.linear_model import LogisticRegression
-from sklearn.neighbors import KNeighborsRegressor
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVR
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.svm import SVC, SVR
+from sklearn.tree import DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from sklearn_shapq import PermutationShapExplainer, ProductKernelShapExplainer
@@ -258,6 +282,14 @@ def problems() -> dict[str, Problem]:
     def friedman(d: int, n: int = 1000) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
         return lambda: make_friedman1(n, d, noise=0.5, random_state=0)
 
+    def classification10() -> tuple[np.ndarray, np.ndarray]:
+        X, y = make_classification(1000, 10, n_informative=5, random_state=1)
+        return X, y.astype(float)
+
+    def friedman2_padded10() -> tuple[np.ndarray, np.ndarray]:
+        X, y = make_friedman2(1000, noise=0.1, random_state=0)
+        return np.hstack([X, np.random.default_rng(0).normal(size=(1000, 6))]), y
+
     def svr() -> object:
         return make_pipeline(StandardScaler(), SVR(C=100.0))
 
@@ -325,6 +357,49 @@ def problems() -> dict[str, Problem]:
             breast_cancer(12),
             lambda: HistGradientBoostingClassifier(max_iter=100, random_state=0),
             output="probability",
+            **small,
+        ),
+        # the survey of families kept aside (doc/benchmarks.md, "Families beyond the table")
+        "svc_cancer10": Problem(
+            breast_cancer(10),
+            lambda: make_pipeline(StandardScaler(), SVC(probability=True, random_state=0)),
+            output="probability",
+            **small,
+        ),
+        "gnb_cancer12": Problem(breast_cancer(12), GaussianNB, output="probability", **small),
+        "lda_cancer12": Problem(breast_cancer(12), LinearDiscriminantAnalysis, output="probability", **small),
+        "qda_classification10": Problem(
+            classification10, lambda: QuadraticDiscriminantAnalysis(reg_param=0.1), output="probability", **small
+        ),
+        "ada_diabetes10": Problem(
+            diabetes,
+            lambda: AdaBoostRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=50, random_state=0),
+            **small,
+        ),
+        "bagging_diabetes10": Problem(
+            diabetes, lambda: BaggingRegressor(DecisionTreeRegressor(), n_estimators=50, random_state=0), **small
+        ),
+        "gbr_friedman10": Problem(friedman(10), lambda: GradientBoostingRegressor(random_state=0), **small),
+        "krpoly_diabetes10": Problem(
+            diabetes, lambda: make_pipeline(StandardScaler(), KernelRidge(kernel="poly", degree=3)), **small
+        ),
+        "polyridge_diabetes10": Problem(
+            diabetes, lambda: make_pipeline(PolynomialFeatures(2), StandardScaler(), Ridge()), **small
+        ),
+        "knnc_cancer10": Problem(
+            breast_cancer(10),
+            lambda: make_pipeline(StandardScaler(), KNeighborsClassifier(15, weights="distance")),
+            output="probability",
+            **small,
+        ),
+        "mlp_friedman2_10": Problem(
+            friedman2_padded10,
+            lambda: make_pipeline(StandardScaler(), MLPRegressor((32,), max_iter=2000, random_state=0)),
+            **small,
+        ),
+        "stacking_diabetes10": Problem(
+            diabetes,
+            lambda: StackingRegressor([("ridge", Ridge()), ("rf", RandomForestRegressor(50, random_state=0))]),
             **small,
         ),
         # the check "shap's error at its default 500 evaluations with a third of them"

@@ -1,7 +1,8 @@
 """Leverage SHAP's paired regression, full and leave-one-group-out: array code and a numba Cholesky kernel.
 
-The system of a set of pair groups is Σ 2 w c cᵀ + 11ᵀ / d + :data:`RIDGE` · mean diagonal · I, c the
-centred mask of a pair's first coalition; group 0 is never left out. Notes in ``doc/architecture.md``.
+The system of a set of pair groups is Σ 2 w c cᵀ + 11ᵀ / d, c the centred mask of a pair's first coalition;
+group 0 is never left out. It is solved through the system plus :data:`RIDGE` · mean diagonal · I, refined
+once. Notes in ``doc/architecture.md``.
 """
 
 from __future__ import annotations
@@ -51,10 +52,13 @@ def paired_regression_array(
 
 
 def _solve_array(normal: Any, right: Any, xp: Any) -> Any:
-    """X of (normal + 11ᵀ / d + λ I) x = right, batched over the leading axes."""
+    """X of (normal + 11ᵀ / d) x = right through the ridged system, refined once; batched over the leading axes."""
     d = normal.shape[-1]
     ridge = RIDGE * xp.maximum(xp.trace(normal, axis1=-2, axis2=-1) / d, 1e-300)[..., None, None]
-    return xp.linalg.solve(normal + 1.0 / d + ridge * xp.eye(d), right)
+    system = normal + 1.0 / d
+    ridged = system + ridge * xp.eye(d)
+    solution = xp.linalg.solve(ridged, right)
+    return solution + xp.linalg.solve(ridged, right - xp.matmul(system, solution))  # the ridge's bias: λ to λ²
 
 
 def _centred_weighted(first_masks: Any, weights: Any, xp: Any) -> tuple[Any, Any]:
@@ -103,6 +107,8 @@ def paired_regression_numba(
             np.empty((d, d)),
             np.empty((d, n_outputs)),
             np.empty(d),
+            np.empty(d),
+            np.empty((d, n_outputs)),
         )
         _regression_kernel(masks, weights, groups, n_groups, targets, full, leave_out, failed, *scratch, start, stop)
 
@@ -163,6 +169,8 @@ def _regression_kernel(
     system: np.ndarray,
     rhs: np.ndarray,
     inverse: np.ndarray,
+    diagonal: np.ndarray,
+    residual: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
@@ -211,7 +219,7 @@ def _regression_kernel(
             if not solved:  # the array path solves this game again
                 break
             _form_system(outer, spread, square, cross, shift, every, g if g else none, system, rhs)
-            solved = _solve_in_place(system, rhs, inverse)
+            solved = _solve_in_place(system, rhs, inverse, diagonal, residual)
             into = leave_out[b, g - 1] if g else full[b]
             for i in range(d):  # loops: numba's array assignment (into[:] = rhs) compiles for seconds
                 for k in range(n_outputs):
@@ -247,10 +255,16 @@ def _form_system(
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_REDUCTIONS_IN_ANY_ORDER)
-def _solve_in_place(system: np.ndarray, rhs: np.ndarray, inverse: np.ndarray) -> bool:  # pragma: no cover - numba
-    """Solve (system + 11ᵀ / d + λ I) x = rhs into ``rhs`` by Cholesky in place; False if a pivot is not positive.
+def _solve_in_place(
+    system: np.ndarray, rhs: np.ndarray, inverse: np.ndarray, diagonal: np.ndarray, residual: np.ndarray
+) -> bool:  # pragma: no cover - numba
+    """Solve (system + 11ᵀ / d) x = rhs into ``rhs``, refined once; False if a pivot is not positive.
 
-    ``inverse`` (d,) is scratch for 1 / L_jj: products instead of divisions on the factor's chain of dependencies.
+    By Cholesky of the ridged system: the ridge λ I biases the solution by about λ relative; one step of
+    iterative refinement with the same factor (x += (A + λ I)⁻¹ (rhs − A x)) leaves λ². The upper triangle
+    of ``system`` and ``diagonal`` (d,) keep A while its lower triangle becomes the factor L; ``inverse``
+    (d,) is scratch for 1 / L_jj (products instead of divisions on the factor's chain of dependencies),
+    ``residual`` (d, n_outputs) for the right side of the refinement.
     """
     d, n_outputs = system.shape[0], rhs.shape[1]
     trace = 0.0
@@ -261,6 +275,9 @@ def _solve_in_place(system: np.ndarray, rhs: np.ndarray, inverse: np.ndarray) ->
     for i in range(d):
         for j in range(i + 1):
             system[i, j] += 1.0 / d
+        for j in range(i):
+            system[j, i] = system[i, j]
+        diagonal[i] = system[i, i]
         system[i, i] += ridge
     for i in range(d):  # L Lᵀ, row by row (the lower triangle only)
         for j in range(i):
@@ -276,14 +293,36 @@ def _solve_in_place(system: np.ndarray, rhs: np.ndarray, inverse: np.ndarray) ->
         system[i, i] = np.sqrt(value)
         inverse[i] = 1.0 / system[i, i]
     for k in range(n_outputs):
+        for i in range(d):
+            residual[i, k] = rhs[i, k]
+    _substitute(system, inverse, rhs)
+    for k in range(n_outputs):  # rhs − A x, A from the upper triangle and the diagonal
+        for i in range(d):
+            value = residual[i, k] - diagonal[i] * rhs[i, k]
+            for j in range(i):
+                value -= system[j, i] * rhs[j, k]
+            for j in range(i + 1, d):
+                value -= system[i, j] * rhs[j, k]
+            residual[i, k] = value
+    _substitute(system, inverse, residual)
+    for k in range(n_outputs):
+        for i in range(d):
+            rhs[i, k] += residual[i, k]
+    return True
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _substitute(factor: np.ndarray, inverse: np.ndarray, rhs: np.ndarray) -> None:  # pragma: no cover - numba
+    """Solve L Lᵀ x = rhs into ``rhs``, L the lower triangle of ``factor`` with 1 / L_jj in ``inverse``."""
+    d, n_outputs = factor.shape[0], rhs.shape[1]
+    for k in range(n_outputs):
         for i in range(d):  # L y = rhs
             value = rhs[i, k]
             for m in range(i):
-                value -= system[i, m] * rhs[m, k]
+                value -= factor[i, m] * rhs[m, k]
             rhs[i, k] = value * inverse[i]
         for i in range(d - 1, -1, -1):  # Lᵀ x = y
             value = rhs[i, k]
             for m in range(i + 1, d):
-                value -= system[m, i] * rhs[m, k]
+                value -= factor[m, i] * rhs[m, k]
             rhs[i, k] = value * inverse[i]
-    return True
