@@ -6,7 +6,7 @@ from sklearn_shapq.backends._device import DeviceUnavailableError, resolve_backe
 from sklearn_shapq.backends._feistel import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys
 from sklearn_shapq.backends._linked_linear import linked_linear_table
 from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
-from sklearn_shapq.backends._neighbor_tables import neighbor_table
+from sklearn_shapq.backends._neighbor_tables import neighbor_table, neighbor_weights
 from sklearn_shapq.backends._product_kernel import (
     ANCHORS_PER_CHUNK,
     FACTOR_KINDS,
@@ -38,6 +38,7 @@ __all__ = [
     "factor_tensor",
     "mix64",
     "neighbor_table",
+    "neighbor_weights",
     "node_depths",
     "ordering_keys",
     "pair_interactions_array",

@@ -5,8 +5,9 @@ training row t, raised to its power, is additive over the columns: D_t(S) = Σ_{
 Σ_{j ∈ S} |x_j − t_j|^q. A walk over the coalitions in Gray-code order changes one player at a time,
 so every coalition costs one pass over the training rows (recomputed in full every
 :data:`RESET_STEPS` steps, so that rounding does not accumulate), and its prediction is the mean
-target of the k nearest. Where the k-th and the (k+1)-th distances are a near tie the model's own
-choice decides, so the coalition is reported to the caller, which asks the model.
+target of the k nearest (or their mean weighted by 1 / distance). Where the k-th and the (k+1)-th
+distances are a near tie the model's own choice decides, so the coalition is reported to the
+caller, which asks the model.
 """
 
 from __future__ import annotations
@@ -19,18 +20,48 @@ from sklearn_shapq.backends._threads import run_ranges
 RESET_STEPS = 32
 """Coalitions between two full recomputations of the distances."""
 
+ZERO_RTOL = 1e-13
+"""With distance weights, a training row whose distance^power is at most this times the k-th's is at distance
+zero: the walk's running sums leave rounding (about 1e-16 of the terms) where a hybrid row is a training row."""
+
+
+def neighbor_weights(nearest: np.ndarray, power: float, distance_weights: bool) -> np.ndarray:
+    """Return the weights (n, k), summing to one, of each row's k nearest given their distance^power (n, k), sorted.
+
+    Alike, or with ``distance_weights`` 1 / distance, where some are at distance zero (:data:`ZERO_RTOL`)
+    those alone, alike: what the tables' walk gives each coalition.
+
+    Examples
+    --------
+    >>> neighbor_weights(np.array([[1.0, 4.0], [0.0, 4.0]]), 2.0, True).tolist()
+    [[0.6666666666666666, 0.3333333333333333], [1.0, 0.0]]
+    """
+    if not distance_weights:
+        return np.full(nearest.shape, 1.0 / nearest.shape[1])
+    zero = ZERO_RTOL * nearest[:, -1:]
+    at_zero = nearest[:, :1] <= zero
+    with np.errstate(divide="ignore"):
+        weights = np.where(at_zero, (nearest <= zero).astype(np.float64), 1.0 / nearest ** (1.0 / power))
+    return weights / weights.sum(axis=1, keepdims=True)
+
 
 @numba.njit(nogil=True, cache=True)
 def _nearest_mean(
     distances: np.ndarray,
     targets: np.ndarray,
     k: int,
+    power: float,
+    distance_weights: bool,
     tie_rtol: float,
     order_distance: np.ndarray,
     order_index: np.ndarray,
     value: np.ndarray,
 ) -> bool:  # pragma: no cover - numba
-    """Write the mean target of the k nearest into ``value``; return whether the k-th and (k+1)-th nearly tie."""
+    """Write the mean target of the k nearest into ``value``; return whether the k-th and (k+1)-th nearly tie.
+
+    With ``distance_weights``, the mean weighs each by 1 / distance (``distances`` hold distance^power);
+    where some are at distance zero (:data:`ZERO_RTOL`), those alone, alike (scikit-learn's rule).
+    """
     kept = 0
     for t in range(distances.shape[0]):  # the k + 1 smallest, sorted, by insertion
         distance = distances[t]
@@ -47,10 +78,20 @@ def _nearest_mean(
         order_distance[position], order_index[position] = distance, t
         kept = min(kept + 1, k + 1)
     value[:] = 0.0
-    for r in range(min(k, kept)):
+    n_nearest = min(k, kept)
+    zero = ZERO_RTOL * order_distance[n_nearest - 1]  # rounding of the walk's sums: at zero below this
+    at_zero = distance_weights and order_distance[0] <= zero  # sorted: the nearest is at zero if any is
+    total = 0.0
+    for r in range(n_nearest):
+        weight = 1.0
+        if at_zero:
+            weight = 1.0 if order_distance[r] <= zero else 0.0
+        elif distance_weights:
+            weight = 1.0 / order_distance[r] ** (1.0 / power)
+        total += weight
         for c in range(targets.shape[1]):
-            value[c] += targets[order_index[r], c]
-    value /= min(k, kept)
+            value[c] += weight * targets[order_index[r], c]
+    value /= total
     if kept <= k:
         return False
     gap = order_distance[k] - order_distance[k - 1]
@@ -67,6 +108,7 @@ def _neighbor_table_kernel(
     n_players: int,
     k: int,
     power: float,
+    distance_weights: bool,
     tie_rtol: float,
     out: np.ndarray,
     ties: np.ndarray,
@@ -114,7 +156,9 @@ def _neighbor_table_kernel(
                 else:
                     for t in range(n_train):
                         distances[t] -= delta[player, t]
-                tie = _nearest_mean(distances, targets, k, tie_rtol, order_distance, order_index, value)
+                tie = _nearest_mean(
+                    distances, targets, k, power, distance_weights, tie_rtol, order_distance, order_index, value
+                )
                 for c in range(n_outputs):
                     out[i, coalition, c] += value[c]
                 if tie:
@@ -137,6 +181,7 @@ def neighbor_table(
     power: float,
     tie_rtol: float,
     ties_per_row: int = 64,
+    distance_weights: bool = False,
 ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """Return each row's k-NN game summed over the background on all 2^p coalitions, and its near ties.
 
@@ -160,6 +205,8 @@ def neighbor_table(
     ties_per_row : int, default=64
         Near ties first recorded per explained row; a row with more is computed again, alone, with room
         for all of them.
+    distance_weights : bool, default=False
+        Weigh the k nearest by 1 / distance (training rows at distance zero, if any, alone and alike).
 
     Returns
     -------
@@ -189,13 +236,17 @@ def neighbor_table(
         np.ascontiguousarray(background, dtype=np.float64),
         np.ascontiguousarray(player_of_column, dtype=np.int64),
     )
-    settings = (n_players, k, float(power), tie_rtol)
     rows = np.ascontiguousarray(rows, dtype=np.float64)
-    sums, ties, tie_values, n_ties = _neighbor_sums(rows, *arrays, *settings, ties_per_row)
+
+    def sums_of(some_rows: np.ndarray, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        settings = (float(power), bool(distance_weights), tie_rtol, capacity)
+        return _neighbor_sums(some_rows, *arrays, n_players, k, *settings)
+
+    sums, ties, tie_values, n_ties = sums_of(rows, ties_per_row)
     row_ties = [ties[i, : n_ties[i]] for i in range(rows.shape[0])]
     row_values = [tie_values[i, : n_ties[i]] for i in range(rows.shape[0])]
     for i in np.flatnonzero(n_ties > ties_per_row):  # rare: rows with many near ties (duplicated values)
-        again, more, values, _ = _neighbor_sums(rows[i : i + 1], *arrays, *settings, int(n_ties[i]))
+        again, more, values, _ = sums_of(rows[i : i + 1], int(n_ties[i]))
         sums[i], row_ties[i], row_values[i] = again[0], more[0], values[0]
     return sums, row_ties, row_values
 
@@ -209,6 +260,7 @@ def _neighbor_sums(
     n_players: int,
     k: int,
     power: float,
+    distance_weights: bool,
     tie_rtol: float,
     capacity: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -229,6 +281,7 @@ def _neighbor_sums(
             n_players,
             k,
             power,
+            distance_weights,
             tie_rtol,
             sums,
             ties,

@@ -35,6 +35,7 @@ from sklearn_shapq.backends import (
     linked_linear_table,
     linked_tree_table,
     neighbor_table,
+    neighbor_weights,
     resolve_backend,
     tree_predict,
 )
@@ -439,8 +440,9 @@ class NeighborsPath(StructurePath):
             block = inputs[start : start + step]
             distances = (np.abs(block[:, None, :] - neighbors.train[None]) ** neighbors.power).sum(axis=2)
             order = np.argsort(distances, axis=1, kind="stable")
-            predictions.append(neighbors.targets[order[:, :k]].mean(axis=1))
             ordered = np.take_along_axis(distances, order[:, : k + 1], axis=1)
+            weights = neighbor_weights(ordered[:, :k], neighbors.power, neighbors.distance_weights)
+            predictions.append(np.einsum("nr,nrc->nc", weights, neighbors.targets[order[:, :k]]))
             gap = ordered[:, -1] - ordered[:, k - 1] if ordered.shape[1] > k else np.full(len(block), np.inf)
             ties.append(gap <= NEIGHBOR_TIE_RTOL * np.maximum(ordered[:, -1], 1e-300))
         if not predictions:
@@ -469,6 +471,7 @@ class NeighborsPath(StructurePath):
             neighbors.k,
             neighbors.power,
             NEIGHBOR_TIE_RTOL,
+            distance_weights=neighbors.distance_weights,
         )
         n_ties = sum(len(row_ties) for row_ties in ties)
         if n_ties:  # the model's own choice: its outputs on those hybrid rows replace ours

@@ -1,7 +1,8 @@
 """Read fitted k-nearest-neighbour models: their training rows, what they average, k and the distance's power.
 
 Models: scikit-learn's ``KNeighborsRegressor`` (its prediction) and ``KNeighborsClassifier`` (its
-probability), with uniform weights and a Minkowski distance (Euclidean, Manhattan, any power ≥ 1).
+probability), with uniform or distance weights and a Minkowski distance (Euclidean, Manhattan, any
+power ≥ 1).
 The training rows are read from the fitted model (not public attributes: read, then checked by the
 caller against the model's outputs on every background row).
 """
@@ -30,12 +31,16 @@ class Neighbors:
     k : int
     power : float
         q of the Minkowski distance (Σ_j |x_j − t_j|^q orders the training rows as the distance does).
+    distance_weights : bool
+        Whether the k nearest are weighed by 1 / distance (``weights="distance"``; training rows at
+        distance zero, if any, alone and alike) rather than alike.
     """
 
     train: np.ndarray
     targets: np.ndarray
     k: int
     power: float
+    distance_weights: bool = False
 
 
 def extract_neighbors(model: Any, n_outputs: int, output: str) -> Neighbors:
@@ -57,15 +62,15 @@ def extract_neighbors(model: Any, n_outputs: int, output: str) -> Neighbors:
     TypeError
         ``model`` is not a k-NN model read here.
     ValueError
-        Distance weights, another metric, another output (a label, log-odds), or another number of outputs.
+        Callable weights, another metric, another output (a label, log-odds), or another number of outputs.
 
     Examples
     --------
     >>> from sklearn.neighbors import KNeighborsRegressor
     >>> X = np.random.default_rng(0).normal(size=(20, 3))
     >>> neighbors = extract_neighbors(KNeighborsRegressor(n_neighbors=3).fit(X, X[:, 0]), 1, "predict")
-    >>> neighbors.train.shape, neighbors.targets.shape, neighbors.k, neighbors.power
-    ((20, 3), (20, 1), 3, 2.0)
+    >>> neighbors.train.shape, neighbors.targets.shape, neighbors.k, neighbors.power, neighbors.distance_weights
+    ((20, 3), (20, 1), 3, 2.0, False)
     """
     from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
@@ -77,8 +82,10 @@ def extract_neighbors(model: Any, n_outputs: int, output: str) -> Neighbors:
             f"{type(model).__name__}'s output {output!r} is not read from its neighbours: a regressor's "
             "prediction and a classifier's probability are."
         )
-    if model.weights != "uniform":
-        raise ValueError(f"k-NN models with weights={model.weights!r} are not read here (uniform weights are).")
+    if model.weights not in ("uniform", "distance"):
+        raise ValueError(
+            f"k-NN models with weights={model.weights!r} are not read here (uniform and distance weights are)."
+        )
     metric = model.effective_metric_
     params = {name: value for name, value in (model.effective_metric_params_ or {}).items() if value is not None}
     power = _POWERS.get(metric) if not params else None
@@ -99,4 +106,4 @@ def extract_neighbors(model: Any, n_outputs: int, output: str) -> Neighbors:
         targets = labels.reshape(labels.shape[0], -1).astype(np.float64)
     if targets.shape[1] != n_outputs:
         raise ValueError(f"the neighbours give {targets.shape[1]} outputs; the explained output has {n_outputs}.")
-    return Neighbors(train, targets, int(model.n_neighbors), power)
+    return Neighbors(train, targets, int(model.n_neighbors), power, model.weights == "distance")

@@ -172,7 +172,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           a boosted classifier's probability or a Poisson loss's prediction, by enumerating the
           2^p coalitions, p <= 16); "linear" (scikit-learn's linear models: closed form; a
           logistic probability or a log link by enumeration, p <= 16); "neighbors" (k-NN
-          regressors and classifiers' probabilities, uniform weights, Minkowski distances: the
+          regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
           by the model). Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the

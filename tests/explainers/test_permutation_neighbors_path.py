@@ -24,7 +24,15 @@ def data():
     return X, y
 
 
-MODEL_NAMES = ["scaled_regressor", "manhattan", "minkowski_3", "binary_probability", "class_probabilities"]
+MODEL_NAMES = [
+    "scaled_regressor",
+    "manhattan",
+    "minkowski_3",
+    "binary_probability",
+    "class_probabilities",
+    "distance_regressor",
+    "distance_probabilities",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +44,17 @@ def models(data):
     minkowski = KNeighborsRegressor(n_neighbors=5, p=3).fit(X, y)
     binary = KNeighborsClassifier(n_neighbors=9).fit(X, y > 0)
     classes = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=6)).fit(X, np.digitize(y, [-1, 1]))
+    distance = KNeighborsRegressor(n_neighbors=6, weights="distance", p=1.5).fit(X, y)
+    distance_classes = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=8, weights="distance"))
+    distance_classes.fit(X, np.digitize(y, [-1, 1]))
     return {
         "scaled_regressor": (scaled, "auto", scaled.predict),
         "manhattan": (manhattan, "auto", manhattan.predict),
         "minkowski_3": (minkowski, "auto", minkowski.predict),
         "binary_probability": (binary, "probability", lambda r: binary.predict_proba(r)[:, 1]),
         "class_probabilities": (classes, "probability", classes.predict_proba),
+        "distance_regressor": (distance, "auto", distance.predict),
+        "distance_probabilities": (distance_classes, "probability", distance_classes.predict_proba),
     }
 
 
@@ -125,10 +138,23 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
         np.testing.assert_array_equal(explainer.explain(X[row : row + 1]).values[0], batch[row])
 
 
+def test_distance_weights_of_rows_at_distance_zero_are_scikit_learns(data):
+    """Explained and background rows that are training rows: the hybrids at ∅ and N are training rows, whose
+    distance the walk's running sums leave at rounding, not zero; they count alone, as in scikit-learn."""
+    X, y = data
+    model = KNeighborsRegressor(n_neighbors=5, weights="distance").fit(X, y)
+    rows, background = X[:3], X[100:112]
+    explanation = PermutationShapExplainer(model, background_size=None, progress=False).fit(background).explain(rows)
+    for x, phi in zip(rows, explanation.values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(model.predict, x, background, s)[()], D)
+        np.testing.assert_allclose(phi, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, y[:3], rtol=1e-13)
+
+
 @pytest.mark.parametrize(
     ("make", "output", "match"),
     [
-        (lambda: KNeighborsRegressor(weights="distance"), "auto", "weights='distance'"),
+        (lambda: KNeighborsRegressor(weights=lambda distances: 1 / (1 + distances)), "auto", "weights=<function"),
         (lambda: KNeighborsRegressor(metric="cosine"), "auto", "metric 'cosine'"),
         (lambda: KNeighborsClassifier(), "log_odds", "not read from its neighbours"),
     ],
