@@ -394,7 +394,9 @@ def problems() -> dict[str, Problem]:
         ),
         "mlp_friedman2_10": Problem(
             friedman2_padded10,
-            lambda: make_pipeline(StandardScaler(), MLPRegressor((32,), max_iter=2000, random_state=0)),
+            lambda: make_pipeline(
+                StandardScaler(), MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000, random_state=0)
+            ),
             **small,
         ),
         "stacking_diabetes10": Problem(
