@@ -5,6 +5,7 @@ from sklearn_shapq.backends._cpu import CpuBackend
 from sklearn_shapq.backends._device import DeviceUnavailableError, resolve_backend
 from sklearn_shapq.backends._feistel import FEISTEL_ROUNDS, GOLDEN_RATIO_64, UINT64_ONE, mix64, ordering_keys
 from sklearn_shapq.backends._linked_linear import linked_linear_table
+from sklearn_shapq.backends._linked_quadratic import linked_quadratic_table
 from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
 from sklearn_shapq.backends._neighbor_tables import neighbor_table, neighbor_weights
 from sklearn_shapq.backends._product_kernel import (
@@ -48,6 +49,7 @@ __all__ = [
     "scipy_special",
     "apply_link",
     "linked_linear_table",
+    "linked_quadratic_table",
     "linked_tree_table",
     "tree_leaf_sums",
     "tree_predict",

@@ -33,6 +33,7 @@ from sklearn_shapq.backends import (
     TreeArrays,
     apply_link,
     linked_linear_table,
+    linked_quadratic_table,
     linked_tree_table,
     neighbor_table,
     neighbor_weights,
@@ -45,6 +46,7 @@ from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gau
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
 from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
+from sklearn_shapq.explainers._quadratic_models import extract_quadratic
 from sklearn_shapq.explainers._tree_models import extract_trees, tree_output
 from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
@@ -52,7 +54,8 @@ PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
 LINEAR = "linear"
 NEIGHBORS = "neighbors"
-EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS)
+QUADRATIC = "quadratic"
+EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS, QUADRATIC)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
@@ -369,6 +372,51 @@ class LinearPath(StructurePath):
         return np.einsum("ndk,dp->npk", columns, membership)
 
 
+class QuadraticPath(StructurePath):
+    """The quadratic path: a quadratic margin xᵀ A x + bᵀ x, its constant as the offset, the background.
+
+    The game of a quadratic margin has pairs, so every coalition is enumerated (at most
+    :data:`LINKED_MAX_PLAYERS` players), through the link or not.
+
+    Parameters
+    ----------
+    quadratic : ndarray of shape (d, d, n_outputs)
+        A of each output.
+    linear : ndarray of shape (d, n_outputs)
+        b of each output.
+    offset, background, groups, preprocessing, progress, output
+        As :class:`StructurePath`.
+    """
+
+    name = QUADRATIC
+    structure = "its quadratic margin plus a constant through the link"
+
+    def __init__(
+        self,
+        quadratic: np.ndarray,
+        linear: np.ndarray,
+        offset: np.ndarray,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+        output: OutputLink,
+    ) -> None:
+        super().__init__(offset, background, groups, preprocessing, progress, output)
+        self.quadratic, self.linear = quadratic, linear
+
+    @property
+    def linked(self) -> bool:
+        """Always enumerated: the margin's own game has pairs."""
+        return True
+
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
+        return np.einsum("nj,jmk,nm->nk", inputs, self.quadratic, inputs) + inputs @ self.linear
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        return self._linked_table(linked_quadratic_table, (self.quadratic, self.linear), inputs)
+
+
 class NeighborsPath(StructurePath):
     """The neighbours path: a k-NN model's training rows; each pair of rows enumerated, near ties asked of the model.
 
@@ -548,7 +596,8 @@ def exact_path(
         except (TypeError, ValueError):
             if algorithm != "auto":
                 raise
-    for name, read in ((TREE, _tree_path), (LINEAR, _linear_path), (NEIGHBORS, _neighbors_path)):
+    readers = ((TREE, _tree_path), (LINEAR, _linear_path), (NEIGHBORS, _neighbors_path), (QUADRATIC, _quadratic_path))
+    for name, read in readers:
         if algorithm in ("auto", name):
             try:
                 return read(model, output, background, background_outputs, groups, progress)
@@ -637,6 +686,23 @@ def _naive_bayes_path(
         raise refusal
     inputs = terms.transform(background)
     path = LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
+    path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
+
+
+def _quadratic_path(
+    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+) -> QuadraticPath:
+    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    quadratic, linear, link = extract_quadratic(final, outputs.shape[1], output)
+    if groups.n_players > LINKED_MAX_PLAYERS:
+        raise ValueError(
+            f"The quadratic path enumerates the 2^p coalitions of {groups.n_players} players: it takes at most "
+            f"{LINKED_MAX_PLAYERS}. {_FEWER_PLAYERS}"
+        )
+    raw = _raw_outputs(model, link, output, background, outputs)
+    offset = (raw - np.einsum("nj,jmk,nm->nk", inputs, quadratic, inputs) - inputs @ linear).mean(axis=0)
+    path = QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
 

@@ -165,16 +165,18 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         - The exact path, read from the model's structure, no sampling (``max_evals`` unused):
           "product_kernel" (SVR, KernelRidge, Gaussian processes, SVC margins, scaler Pipelines:
           PKeX-Shapley of the interventional game, features or groups, exact pairs); "tree"
-          (scikit-learn's decision trees, random forests, extra trees, gradient boosting and
-          histogram gradient boosting, xgboost gbtree models, LightGBM models, Pipelines of
+          (scikit-learn's decision trees, random forests, extra trees, baggings of trees, gradient
+          boosting and histogram gradient boosting, xgboost gbtree and dart models, LightGBM models, Pipelines of
           column-wise steps ending in one: every leaf an explained row and a background row
           reach, features or groups, exact pairs; computed on the CPU; a link of the trees' sum,
           a boosted classifier's probability or a Poisson loss's prediction, by enumerating the
-          2^p coalitions, p <= 16); "linear" (scikit-learn's linear models: closed form; a
-          logistic probability or a log link by enumeration, p <= 16); "neighbors" (k-NN
+          2^p coalitions, p <= 16); "linear" (scikit-learn's linear models and linear
+          discriminants: closed form; a logistic or discriminant probability, a Gaussian naive Bayes or a
+          log link by enumeration, p <= 16); "neighbors" (k-NN
           regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
-          by the model). Taken where the structure
+          by the model); "quadratic" (a quadratic discriminant's quadratic forms: the 2^p
+          coalitions, p <= 16). Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
           explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
@@ -564,7 +566,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         >>> from sklearn.neighbors import KNeighborsRegressor
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(200, 5))
-        >>> model = KNeighborsRegressor(weights="distance").fit(X, X[:, 0] * X[:, 1] + X[:, 2])  # sampled
+        >>> model = KNeighborsRegressor(metric="cosine").fit(X, X[:, 0] * X[:, 1] + X[:, 2])  # sampled
         >>> explainer = PermutationShapExplainer(model, background_size=20, random_state=0).fit(X)
         >>> interactions = explainer.explain_interactions(X[:3])
         >>> interactions.values.shape, interactions.diagnostics["exact"]

@@ -18,7 +18,7 @@ def diabetes():
 
 def test_a_model_refitted_in_place_is_refused(diabetes):
     X, y = diabetes
-    model = KNeighborsRegressor(weights="distance").fit(X, y)  # sampled: no exact path reads it
+    model = KNeighborsRegressor(metric="cosine").fit(X, y)  # sampled: no exact path reads it
     explainer = PermutationShapExplainer(model, background_size=30, random_state=0, progress=False).fit(X)
     before = explainer.explain(X[:3])
     model.fit(X, -y)  # the same object: the base value's sign flips, caught before any value
@@ -32,7 +32,7 @@ def test_a_model_refitted_in_place_is_refused(diabetes):
 
 def test_a_model_refitted_on_other_features_is_refused_naming_the_count(diabetes):
     X, y = diabetes
-    model = KNeighborsRegressor(weights="distance").fit(X, y)
+    model = KNeighborsRegressor(metric="cosine").fit(X, y)
     explainer = PermutationShapExplainer(model, background_size=30, progress=False).fit(X)
     model.fit(X[:, :5], y)
     with pytest.raises(ValueError, match="now takes 5 features, but 10"):
@@ -81,7 +81,7 @@ def test_predicting_string_labels_is_refused_with_the_outputs_that_work():
 def test_the_progress_bar_moves_within_one_row(diabetes, monkeypatch):
     """A one-row explain with a large budget advances the bar with every model call, over model rows."""
     X, y = diabetes
-    model = KNeighborsRegressor(weights="distance").fit(X, y)
+    model = KNeighborsRegressor(metric="cosine").fit(X, y)
     bars = []
 
     class Recorder:

@@ -1,0 +1,132 @@
+"""The quadratic path of "auto": a quadratic discriminant's game enumerated from its quadratic forms."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.backends import linked_quadratic_table
+from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+
+D = 5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, D)) * [1.0, 2.0, 0.5, 1.0, 3.0] + [0.0, 1.0, -1.0, 0.0, 2.0]
+    score = X[:, 0] * X[:, 1] - X[:, 2] ** 2 + 0.3 * X[:, 4] + 0.5 * rng.normal(size=300)
+    return X, score
+
+
+def _logit(p):
+    return np.log(p / (1 - p))
+
+
+MODEL_NAMES = ["probability", "log_odds", "margin", "class_probabilities", "scaled_margins"]
+
+
+@pytest.fixture(scope="module")
+def models(data):
+    """(model, ``output``, the explained output written from the model's public API) by name."""
+    X, score = data
+    labels, classes = score > 0, np.digitize(score, [-1.0, 1.0])
+    binary = make_pipeline(StandardScaler(), QuadraticDiscriminantAnalysis(reg_param=0.05)).fit(X, labels)
+    three = QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, classes)
+    scaled = make_pipeline(StandardScaler(), QuadraticDiscriminantAnalysis()).fit(X, classes)
+    return {
+        "probability": (binary, "probability", lambda r: binary.predict_proba(r)[:, 1]),
+        "log_odds": (binary, "log_odds", lambda r: _logit(binary.predict_proba(r)[:, 1])),
+        "margin": (binary, "margin", binary.decision_function),
+        "class_probabilities": (three, "probability", three.predict_proba),
+        "scaled_margins": (scaled, "margin", scaled.decision_function),
+    }
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_auto_gives_the_enumerated_values_of_the_interventional_game(data, models, name):
+    X, _ = data
+    model, output, predict = models[name]
+    rows, background = X[:3], X[100:120]
+    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
+    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("quadratic", 0, 1)
+    explanation = explainer.explain(rows)
+    values = explanation.values.reshape(3, D, -1)
+    for x, phi in zip(rows, values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
+        np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)
+    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
+    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    assert (explanation.diagnostics["n_model_calls"], explanation.diagnostics["n_model_rows"]) == (1, 3)
+
+
+def test_the_table_is_the_margin_on_every_hybrid_row_whatever_the_players():
+    rng = np.random.default_rng(3)
+    quadratic, linear, offset = rng.normal(size=(D, D, 2)), rng.normal(size=(D, 2)), rng.normal(size=2)
+    x, background = rng.normal(size=(2, D)), rng.normal(size=(4, D))
+    player_of_column = np.array([0, 1, 1, 2, 0])  # groups: {0, 4}, {1, 2}, {3}
+    table = linked_quadratic_table((quadratic, linear), x, background, offset, player_of_column, 3, "identity")
+    for row in range(2):
+        for code in range(1 << 3):
+            hybrid = background.copy()
+            columns = [j for j in range(D) if code >> player_of_column[j] & 1]
+            hybrid[:, columns] = x[row, columns]
+            margin = offset + hybrid @ linear + np.einsum("nj,jmk,nm->nk", hybrid, quadratic, hybrid)
+            np.testing.assert_allclose(table[row, code], margin.mean(axis=0), rtol=1e-12, atol=1e-12)
+
+
+def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
+    X, score = data
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    model = QuadraticDiscriminantAnalysis(reg_param=0.05).fit(frame, score > 0)
+
+    def predict(rows):
+        return model.predict_proba(pd.DataFrame(rows, columns=list("abcde")))[:, 1]
+
+    background = X[60:76]
+    grouped = PermutationShapExplainer(
+        model, output="probability", feature_groups={"ab": ["a", "b"], "de": ["d", "e"]}, background_size=None
+    ).fit(frame.iloc[60:76])
+    assert grouped.algorithm_ == "quadratic"
+    members = [[0, 1], [2], [3, 4]]  # players by first column: ab, c, de
+    for x, phi in zip(X[:3], grouped.explain(frame.iloc[:3]).values, strict=True):
+
+        def value(players, x=x):
+            return interventional_value(predict, x, background, [c for p in players for c in members[p]])[()]
+
+        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
+    explainer = PermutationShapExplainer(model, output="probability", background_size=None).fit(frame.iloc[60:76])
+    faith = explainer.explain_interactions(frame.iloc[:2], index="FSII", max_evals=20)
+    assert faith.diagnostics["exact"]
+    for x, matrix in zip(X[:2], faith.values, strict=True):
+        table = np.array(
+            [
+                np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
+                for code in range(1 << D)
+            ]
+        )
+        np.testing.assert_allclose(matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+
+
+def test_beyond_sixteen_players_auto_samples_and_the_explicit_path_refuses():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 17))
+    model = QuadraticDiscriminantAnalysis().fit(X, X[:, 0] * X[:, 1] > 0)
+    sampled = PermutationShapExplainer(model, output="margin", background_size=10, progress=False).fit(X)
+    assert sampled.algorithm_ != "quadratic"
+    with pytest.raises(ValueError, match="at most 16"):
+        PermutationShapExplainer(model, output="margin", algorithm="quadratic", background_size=10).fit(X)
+
+
+def test_other_models_and_labels_are_refused_by_the_explicit_path(data):
+    X, score = data
+    with pytest.raises(TypeError, match="not a fitted quadratic discriminant"):
+        PermutationShapExplainer(RandomForestRegressor(3).fit(X, score), algorithm="quadratic").fit(X[:10])
+    model = QuadraticDiscriminantAnalysis().fit(X, score > 0)
+    with pytest.raises(ValueError, match="class label"):
+        PermutationShapExplainer(model, output="predict", algorithm="quadratic").fit(X[:10])
