@@ -46,7 +46,11 @@ from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gau
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
 from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
-from sklearn_shapq.explainers._quadratic_models import extract_quadratic
+from sklearn_shapq.explainers._quadratic_models import (
+    extract_polynomial_margin,
+    extract_quadratic,
+    has_polynomial_features,
+)
 from sklearn_shapq.explainers._tree_models import extract_trees, tree_output
 from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
@@ -693,18 +697,30 @@ def _naive_bayes_path(
 def _quadratic_path(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
 ) -> QuadraticPath:
-    preprocessing, final, inputs = _column_wise_inputs(model, background)
-    quadratic, linear, link = extract_quadratic(final, outputs.shape[1], output)
+    if has_polynomial_features(model):  # a linear model on degree-2 polynomial features
+        preprocessing, quadratic, linear, links = extract_polynomial_margin(model, outputs.shape[1], output)
+        inputs = preprocessed(preprocessing, background)
+    else:  # a quadratic discriminant
+        preprocessing, final, inputs = _column_wise_inputs(model, background)
+        quadratic, linear, link = extract_quadratic(final, outputs.shape[1], output)
+        links = (link,)
     if groups.n_players > LINKED_MAX_PLAYERS:
         raise ValueError(
             f"The quadratic path enumerates the 2^p coalitions of {groups.n_players} players: it takes at most "
             f"{LINKED_MAX_PLAYERS}. {_FEWER_PLAYERS}"
         )
-    raw = _raw_outputs(model, link, output, background, outputs)
-    offset = (raw - np.einsum("nj,jmk,nm->nk", inputs, quadratic, inputs) - inputs @ linear).mean(axis=0)
-    path = QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
-    path.check_inputs(inputs, outputs, "the explained output (output=)")
-    return path
+    sums = np.einsum("nj,jmk,nm->nk", inputs, quadratic, inputs) + inputs @ linear
+    refusals = []
+    for link in links:  # the candidates, checked in turn on every background row; the first refusal is kept
+        offset = (_raw_outputs(model, link, output, background, outputs) - sums).mean(axis=0)
+        path = QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
+        try:
+            path.check_inputs(inputs, outputs, "the explained output (output=)")
+        except ValueError as exc:
+            refusals.append(exc)
+            continue
+        return path
+    raise refusals[0]
 
 
 def _neighbors_path(

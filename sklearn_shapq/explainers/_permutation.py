@@ -175,8 +175,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           log link by enumeration, p <= 16); "neighbors" (k-NN
           regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
-          by the model); "quadratic" (a quadratic discriminant's quadratic forms: the 2^p
-          coalitions, p <= 16). Taken where the structure
+          by the model); "quadratic" (a quadratic discriminant, a linear model on degree-2
+          polynomial features: the 2^p coalitions of the quadratic margin, p <= 16). Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
           explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else

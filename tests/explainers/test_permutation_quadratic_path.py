@@ -1,12 +1,14 @@
-"""The quadratic path of "auto": a quadratic discriminant's game enumerated from its quadratic forms."""
+"""The quadratic path of "auto": a quadratic margin's game enumerated (a quadratic discriminant, a linear model on
+degree-2 polynomial features)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import LogisticRegression, PoissonRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, PolynomialFeatures, QuantileTransformer, StandardScaler
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import linked_quadratic_table
@@ -27,7 +29,16 @@ def _logit(p):
     return np.log(p / (1 - p))
 
 
-MODEL_NAMES = ["probability", "log_odds", "margin", "class_probabilities", "scaled_margins"]
+MODEL_NAMES = [
+    "probability",
+    "log_odds",
+    "margin",
+    "class_probabilities",
+    "scaled_margins",
+    "polynomial_logistic",
+    "polynomial_interactions_classes",
+    "polynomial_poisson",
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +49,19 @@ def models(data):
     binary = make_pipeline(StandardScaler(), QuadraticDiscriminantAnalysis(reg_param=0.05)).fit(X, labels)
     three = QuadraticDiscriminantAnalysis(reg_param=0.1).fit(X, classes)
     scaled = make_pipeline(StandardScaler(), QuadraticDiscriminantAnalysis()).fit(X, classes)
+    polynomial = make_pipeline(
+        StandardScaler(), PolynomialFeatures(2), StandardScaler(), LogisticRegression(max_iter=1000)
+    ).fit(X, labels)
+    interactions = make_pipeline(
+        PolynomialFeatures(2, interaction_only=True, include_bias=False), MinMaxScaler(), LogisticRegression()
+    ).fit(X, classes)
+    poisson = make_pipeline(StandardScaler(), PolynomialFeatures(2), PoissonRegressor()).fit(
+        X, np.round(np.exp(np.clip(score / 4, -2, 2)))
+    )
     return {
+        "polynomial_logistic": (polynomial, "probability", lambda r: polynomial.predict_proba(r)[:, 1]),
+        "polynomial_interactions_classes": (interactions, "probability", interactions.predict_proba),
+        "polynomial_poisson": (poisson, "auto", poisson.predict),
         "probability": (binary, "probability", lambda r: binary.predict_proba(r)[:, 1]),
         "log_odds": (binary, "log_odds", lambda r: _logit(binary.predict_proba(r)[:, 1])),
         "margin": (binary, "margin", binary.decision_function),
@@ -121,6 +144,26 @@ def test_beyond_sixteen_players_auto_samples_and_the_explicit_path_refuses():
     assert sampled.algorithm_ != "quadratic"
     with pytest.raises(ValueError, match="at most 16"):
         PermutationShapExplainer(model, output="margin", algorithm="quadratic", background_size=10).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("steps", "error", "match"),
+    [
+        (lambda: [PolynomialFeatures(3), LogisticRegression(max_iter=5000)], ValueError, "degree 3"),
+        (
+            lambda: [PolynomialFeatures(2), QuantileTransformer(n_quantiles=20), LogisticRegression()],
+            TypeError,
+            "after",
+        ),
+    ],
+)
+def test_polynomials_not_read_sample_and_the_explicit_path_refuses(data, steps, error, match):
+    X, score = data
+    model = make_pipeline(*steps()).fit(X, score > 0)
+    sampled = PermutationShapExplainer(model, output="probability", background_size=10, progress=False).fit(X)
+    assert sampled.algorithm_ != "quadratic"
+    with pytest.raises(error, match=match):
+        PermutationShapExplainer(model, output="probability", algorithm="quadratic", background_size=10).fit(X)
 
 
 def test_other_models_and_labels_are_refused_by_the_explicit_path(data):
