@@ -20,16 +20,12 @@ from sklearn_shapq.backends._threads import run_ranges
 RESET_STEPS = 32
 """Coalitions between two full recomputations of the distances."""
 
-ZERO_RTOL = 1e-13
-"""With distance weights, a training row whose distance^power is at most this times the k-th's is at distance
-zero: the walk's running sums leave rounding (about 1e-16 of the terms) where a hybrid row is a training row."""
-
 
 def neighbor_weights(nearest: np.ndarray, power: float, distance_weights: bool) -> np.ndarray:
-    """Return the weights (n, k), summing to one, of each row's k nearest given their distance^power (n, k), sorted.
+    """Return the weights (n, k), summing to one, of each row's k nearest given their distance^power (n, k).
 
-    Alike, or with ``distance_weights`` 1 / distance, where some are at distance zero (:data:`ZERO_RTOL`)
-    those alone, alike: what the tables' walk gives each coalition.
+    Alike, or with ``distance_weights`` 1 / distance; where some are at distance zero, those alone, alike
+    (scikit-learn's rule): what the tables' walk gives each coalition.
 
     Examples
     --------
@@ -38,29 +34,19 @@ def neighbor_weights(nearest: np.ndarray, power: float, distance_weights: bool) 
     """
     if not distance_weights:
         return np.full(nearest.shape, 1.0 / nearest.shape[1])
-    zero = ZERO_RTOL * nearest[:, -1:]
-    at_zero = nearest[:, :1] <= zero
+    at_zero = (nearest == 0.0).any(axis=1, keepdims=True)
     with np.errstate(divide="ignore"):
-        weights = np.where(at_zero, (nearest <= zero).astype(np.float64), 1.0 / nearest ** (1.0 / power))
+        weights = np.where(at_zero, (nearest == 0.0).astype(np.float64), 1.0 / nearest ** (1.0 / power))
     return weights / weights.sum(axis=1, keepdims=True)
 
 
 @numba.njit(nogil=True, cache=True)
-def _nearest_mean(
-    distances: np.ndarray,
-    targets: np.ndarray,
-    k: int,
-    power: float,
-    distance_weights: bool,
-    tie_rtol: float,
-    order_distance: np.ndarray,
-    order_index: np.ndarray,
-    value: np.ndarray,
-) -> bool:  # pragma: no cover - numba
-    """Write the mean target of the k nearest into ``value``; return whether the k-th and (k+1)-th nearly tie.
+def _nearest(
+    distances: np.ndarray, k: int, tie_rtol: float, order_distance: np.ndarray, order_index: np.ndarray
+) -> tuple[int, bool]:  # pragma: no cover - numba
+    """Sort the k + 1 nearest into ``order_distance`` and ``order_index``.
 
-    With ``distance_weights``, the mean weighs each by 1 / distance (``distances`` hold distance^power);
-    where some are at distance zero (:data:`ZERO_RTOL`), those alone, alike (scikit-learn's rule).
+    Returns how many of the k there are and whether the k-th and (k+1)-th nearly tie.
     """
     kept = 0
     for t in range(distances.shape[0]):  # the k + 1 smallest, sorted, by insertion
@@ -77,25 +63,57 @@ def _nearest_mean(
             position -= 1
         order_distance[position], order_index[position] = distance, t
         kept = min(kept + 1, k + 1)
+    if kept <= k:
+        return kept, False
+    gap = order_distance[k] - order_distance[k - 1]
+    return k, gap <= tie_rtol * max(order_distance[k], 1e-300)
+
+
+@numba.njit(nogil=True, cache=True)
+def _weighted_mean(
+    targets: np.ndarray, order_index: np.ndarray, n_nearest: int, weights: np.ndarray, alike: bool, value: np.ndarray
+) -> None:  # pragma: no cover - numba
+    """Write the mean target of the n nearest (``order_index``) into ``value``: alike, or by ``weights``."""
     value[:] = 0.0
-    n_nearest = min(k, kept)
-    zero = ZERO_RTOL * order_distance[n_nearest - 1]  # rounding of the walk's sums: at zero below this
-    at_zero = distance_weights and order_distance[0] <= zero  # sorted: the nearest is at zero if any is
     total = 0.0
     for r in range(n_nearest):
-        weight = 1.0
-        if at_zero:
-            weight = 1.0 if order_distance[r] <= zero else 0.0
-        elif distance_weights:
-            weight = 1.0 / order_distance[r] ** (1.0 / power)
+        weight = 1.0 if alike else weights[r]
         total += weight
         for c in range(targets.shape[1]):
             value[c] += weight * targets[order_index[r], c]
     value /= total
-    if kept <= k:
-        return False
-    gap = order_distance[k] - order_distance[k - 1]
-    return gap <= tie_rtol * max(order_distance[k], 1e-300)
+
+
+@numba.njit(nogil=True, cache=True)
+def _hybrid_weights(
+    row: np.ndarray,
+    background_row: np.ndarray,
+    train: np.ndarray,
+    player_of_column: np.ndarray,
+    coalition: int,
+    power: float,
+    order_index: np.ndarray,
+    n_nearest: int,
+    weights: np.ndarray,
+) -> None:  # pragma: no cover - numba
+    """Write 1 / distance of the hybrid row to each of its n nearest into ``weights``.
+
+    The distances are recomputed from the rows (the walk's running sums carry rounding); where some are at
+    distance zero, 1 for those and 0 for the others (scikit-learn's rule).
+    """
+    at_zero = False
+    for r in range(n_nearest):
+        total = 0.0
+        for j in range(train.shape[1]):
+            value = row[j] if (coalition >> player_of_column[j]) & 1 else background_row[j]
+            total += abs(value - train[order_index[r], j]) ** power
+        weights[r] = total
+        at_zero = at_zero or total == 0.0
+    for r in range(n_nearest):
+        if at_zero:
+            weights[r] = 1.0 if weights[r] == 0.0 else 0.0
+        else:
+            weights[r] = 1.0 / weights[r] ** (1.0 / power)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -125,6 +143,7 @@ def _neighbor_table_kernel(
     distances = np.empty(n_train)
     order_distance = np.empty(k + 1)
     order_index = np.empty(k + 1, dtype=np.int64)
+    weights = np.empty(k)
     value = np.empty(n_outputs)
     for i in range(start, stop):
         for b in range(background.shape[0]):
@@ -156,9 +175,11 @@ def _neighbor_table_kernel(
                 else:
                     for t in range(n_train):
                         distances[t] -= delta[player, t]
-                tie = _nearest_mean(
-                    distances, targets, k, power, distance_weights, tie_rtol, order_distance, order_index, value
-                )
+                n_nearest, tie = _nearest(distances, k, tie_rtol, order_distance, order_index)
+                if distance_weights:  # from the hybrid row's exact distances (the running sums carry rounding)
+                    hybrid = (rows[i], background[b], train, player_of_column, coalition, power)
+                    _hybrid_weights(*hybrid, order_index, n_nearest, weights)
+                _weighted_mean(targets, order_index, n_nearest, weights, not distance_weights, value)
                 for c in range(n_outputs):
                     out[i, coalition, c] += value[c]
                 if tie:

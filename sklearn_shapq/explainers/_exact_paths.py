@@ -1,12 +1,19 @@
 """Exact paths of :class:`PermutationShapExplainer`: its game's values from the model's structure, no sampling.
 
 The interventional game of a row, v_x(S) = mean over background rows z of f(x_S, z_{N∖S}), has exact
-Shapley values and pairs in polynomial time for two kinds of model:
+Shapley values and pairs in polynomial time, or by enumerating the coalitions of few players, for these
+kinds of model:
 
 - "product_kernel": an SVR, KernelRidge, a Gaussian process, … by :class:`ProductKernelShapExplainer`
   (PKeX-Shapley);
-- "tree": scikit-learn's trees, forests and gradient boosting, and xgboost, by a walk over the leaves
-  each pair of an explained row and a background row reaches (:func:`~sklearn_shapq.algorithms.tree_shapley_values`).
+- "tree": scikit-learn's trees, forests, baggings and gradient boosting, xgboost and LightGBM, by a walk
+  over the leaves each pair of an explained row and a background row reaches
+  (:func:`~sklearn_shapq.algorithms.tree_shapley_values`), or through a link by enumeration;
+- "linear": linear models, linear discriminants and Gaussian naive Bayes (linear in its per-feature
+  terms), in closed form or through a link by enumeration;
+- "neighbors": k-NN models, by a walk over the coalitions from the training rows;
+- "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
+  features), by enumeration.
 
 Where the structure read from the model gives exactly the outputs the permutation explainer explains
 (``output``; checked on the background in ``fit`` and on every explained row), ``algorithm="auto"``
@@ -434,7 +441,7 @@ class NeighborsPath(StructurePath):
     """
 
     name = NEIGHBORS
-    structure = "its training rows, the mean target of the k nearest"
+    structure = "its training rows, the mean target of the k nearest (weighed by 1 / distance or alike)"
 
     def __init__(
         self,
@@ -684,14 +691,20 @@ def _naive_bayes_path(
     terms = NaiveBayesTerms(final, outputs.shape[1], preprocessing)
     if output not in terms.links:
         raise ValueError(f"GaussianNB's output {output!r} is not read from its terms (a class label).")
-    link = terms.links[output]
-    refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
-    if refusal is not None:
-        raise refusal
-    inputs = terms.transform(background)
-    path = LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
-    path.check_inputs(inputs, outputs, "the explained output (output=)")
-    return path
+    inputs, refusals = terms.transform(background), []
+    for link in terms.links[output]:  # the candidates, checked in turn on every background row
+        refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
+        if refusal is not None:
+            refusals.append(refusal)
+            continue
+        path = LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
+        try:
+            path.check_inputs(inputs, outputs, "the explained output (output=)")
+        except ValueError as exc:
+            refusals.append(exc)
+            continue
+        return path
+    raise refusals[0]
 
 
 def _quadratic_path(

@@ -47,7 +47,7 @@ class NaiveBayesTerms:
     >>> X = np.random.default_rng(0).normal(size=(40, 3))
     >>> terms = NaiveBayesTerms(GaussianNB().fit(X, X[:, 0] > 0), 1, None)
     >>> terms.transform(X[:2]).shape, terms.coef.shape, terms.links["probability"]
-    ((2, 3), (3, 1), OutputLink(raw_output='margin', link='sigmoid', log_odds=False))
+    ((2, 3), (3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
     """
 
     def __init__(self, model: Any, n_outputs: int, steps: Any) -> None:
@@ -62,9 +62,10 @@ class NaiveBayesTerms:
         width = 1 if self.binary else n_classes  # columns per feature
         self.coef = np.tile(np.eye(width), (self.means.shape[1], 1))  # column i · width + k weighs output k
         class_link = "sigmoid" if self.binary else "softmax"
-        self.links = {
-            "probability": OutputLink("margin", class_link),
-            "log_odds": OutputLink("margin", class_link, log_odds=True),
+        linked_log_odds = OutputLink("margin", class_link, log_odds=True)
+        self.links = {  # the candidates, checked in turn: two classes' log-odds are the margin unless clipped
+            "probability": (OutputLink("margin", class_link),),
+            "log_odds": (OutputLink("margin", "identity"), linked_log_odds) if self.binary else (linked_log_odds,),
         }
 
     def transform(self, rows: np.ndarray) -> np.ndarray:

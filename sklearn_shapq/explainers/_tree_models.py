@@ -384,11 +384,12 @@ def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
         if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1 or any(tree["split_type"]):
             raise ValueError("xgboost trees with vector leaves or categorical splits are not read here.")
         left = np.asarray(tree["left_children"], dtype=np.int64)
-        conditions = np.asarray(tree["split_conditions"], dtype=np.float32).astype(np.float64)
+        single = np.asarray(tree["split_conditions"], dtype=np.float32)
+        conditions = single.astype(np.float64)
         leaf = left < 0
         value = np.zeros((left.shape[0], n_columns))
-        leaves = np.where(leaf, np.asarray(tree["split_conditions"], dtype=np.float32) * weight, 0.0)
-        value[:, column] = leaves.astype(np.float64)  # a leaf's split condition is its value
+        # a leaf's split condition is its value, times its tree's weight under dart
+        value[:, column] = np.where(leaf, single * weight, 0.0)
         trees.append(
             {
                 "feature": np.where(leaf, -1, np.asarray(tree["split_indices"], dtype=np.int64)),

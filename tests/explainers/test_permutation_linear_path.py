@@ -134,6 +134,27 @@ def test_a_naive_bayes_grouped_features_get_the_enumerated_values_of_the_groups(
         np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
 
 
+def test_a_naive_bayes_log_odds_are_additive_at_any_number_of_players():
+    """Two classes' log-odds are the margin itself, linear in the terms: no enumeration, so 20 players are exact.
+
+    The game is additive, so φ_i = v({i}) − v(∅), written from the model's own probabilities."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 20))
+    model = GaussianNB().fit(X, X[:, 0] + X[:, 1] > 0)
+    background, rows = X[:20], X[50:53]
+    explainer = PermutationShapExplainer(model, output="log_odds", background_size=None).fit(background)
+    assert explainer.algorithm_ == "linear"
+
+    def log_odds(r):
+        p = model.predict_proba(r)[:, 1]
+        return np.log(p / (1 - p))
+
+    for x, phi in zip(rows, explainer.explain(rows).values, strict=True):
+        empty = interventional_value(log_odds, x, background, [])
+        expected = [interventional_value(log_odds, x, background, [i]) - empty for i in range(20)]
+        np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-11)
+
+
 def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
     X, margin = data
     frame = pd.DataFrame(X, columns=list("abcde"))

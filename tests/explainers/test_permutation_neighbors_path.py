@@ -138,6 +138,27 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
         np.testing.assert_array_equal(explainer.explain(X[row : row + 1]).values[0], batch[row])
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distance_weights_are_exact_at_near_duplicates_and_at_zero_on_columns_of_any_scale(seed):
+    """A hybrid row that is a training row, among columns of scale 1e4 (the walk's running sums leave it at
+    about 1e-8, not zero), with a near-duplicate 1e-7 away: scikit-learn takes the row alone."""
+    rng = np.random.default_rng(seed)
+    scale = np.array([1e4, 1e4, 1e4, 1.0, 1.0])
+    X, y = rng.normal(size=(30, 5)) * scale, rng.normal(size=30)
+    background, x = X[:8], rng.normal(size=(1, 5)) * scale
+    hybrid = background[0].copy()
+    hybrid[:3] = x[0, :3]  # the hybrid of players {0, 1, 2} with background row 0
+    near = hybrid + rng.normal(size=(4, 5)) * [0, 0, 0, 0.1, 0.1]
+    near[0] = hybrid + [0, 0, 0, 1e-7, 0]  # a near-duplicate: weighed by 1 / distance, not taken as at zero
+    model = KNeighborsRegressor(n_neighbors=3, weights="distance").fit(
+        np.vstack([X, hybrid, near]), np.r_[y, 5.0, -np.ones(4)]
+    )
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "neighbors"
+    expected = brute_force_shapley(lambda s: interventional_value(model.predict, x[0], background, s)[()], 5)
+    np.testing.assert_allclose(explainer.explain(x).values[0], expected, rtol=1e-12, atol=1e-12)
+
+
 def test_distance_weights_of_rows_at_distance_zero_are_scikit_learns(data):
     """Explained and background rows that are training rows: the hybrids at ∅ and N are training rows, whose
     distance the walk's running sums leave at rounding, not zero; they count alone, as in scikit-learn."""
