@@ -28,8 +28,8 @@ of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its pr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -78,6 +78,8 @@ LINKED_MAX_PLAYERS = 16
 enumerate 2^p coalitions per pair of rows, O(p 2^p); at p = 16 about the time of a sampled estimate's model rows."""
 LINKED_TABLE_BYTES = 1 << 26
 """Bytes of the tables (rows × 2^p × outputs) the tree and linear paths through a link hold at once."""
+PathT = TypeVar("PathT", bound="StructurePath")
+"""A structure path of one kind (:func:`_first_that_gives`)."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
 """Tolerance of the trees' (and weights') outputs relative to max(1, |output|): sums in float64, or in float32
 (xgboost)."""
@@ -659,22 +661,17 @@ def _linear_path(
     if is_gaussian_naive_bayes(final):  # linear in its per-feature terms, whose players are their features'
         return _naive_bayes_path(model, final, preprocessing, output, background, outputs, groups, progress)
     coef, links = extract_linear(final, outputs.shape[1], output)
-    refusals = []
-    for link in links:  # the candidates, checked in turn on every background row; the first refusal is kept
-        refusal = _enumeration_refusal(model, output, link, "linear margin", groups.n_players)
-        if refusal is not None:
-            refusals.append(refusal)
-            continue
-        raw = _raw_outputs(model, link, output, background, outputs)
-        offset = (raw - inputs @ coef).mean(axis=0)
-        path = LinearPath(coef, offset, inputs, groups, preprocessing, progress, link)
-        try:
-            path.check_inputs(inputs, outputs, "the explained output (output=)")
-        except ValueError as exc:
-            refusals.append(exc)
-            continue
-        return path
-    raise refusals[0]
+
+    def candidates() -> Iterator[LinearPath | ValueError]:
+        for link in links:
+            refusal = _enumeration_refusal(model, output, link, "linear margin", groups.n_players)
+            if refusal is not None:
+                yield refusal
+                continue
+            offset = (_raw_outputs(model, link, output, background, outputs) - inputs @ coef).mean(axis=0)
+            yield LinearPath(coef, offset, inputs, groups, preprocessing, progress, link)
+
+    return _first_that_gives(candidates(), inputs, outputs)
 
 
 def _naive_bayes_path(
@@ -691,20 +688,17 @@ def _naive_bayes_path(
     terms = NaiveBayesTerms(final, outputs.shape[1], preprocessing)
     if output not in terms.links:
         raise ValueError(f"GaussianNB's output {output!r} is not read from its terms (a class label).")
-    inputs, refusals = terms.transform(background), []
-    for link in terms.links[output]:  # the candidates, checked in turn on every background row
-        refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
-        if refusal is not None:
-            refusals.append(refusal)
-            continue
-        path = LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
-        try:
-            path.check_inputs(inputs, outputs, "the explained output (output=)")
-        except ValueError as exc:
-            refusals.append(exc)
-            continue
-        return path
-    raise refusals[0]
+    inputs = terms.transform(background)
+
+    def candidates() -> Iterator[LinearPath | ValueError]:
+        for link in terms.links[output]:
+            refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
+            if refusal is not None:
+                yield refusal
+                continue
+            yield LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
+
+    return _first_that_gives(candidates(), inputs, outputs)
 
 
 def _quadratic_path(
@@ -723,16 +717,32 @@ def _quadratic_path(
             f"{LINKED_MAX_PLAYERS}. {_FEWER_PLAYERS}"
         )
     sums = np.einsum("nj,jmk,nm->nk", inputs, quadratic, inputs) + inputs @ linear
-    refusals = []
-    for link in links:  # the candidates, checked in turn on every background row; the first refusal is kept
-        offset = (_raw_outputs(model, link, output, background, outputs) - sums).mean(axis=0)
-        path = QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
+
+    def candidates() -> Iterator[QuadraticPath]:
+        for link in links:
+            offset = (_raw_outputs(model, link, output, background, outputs) - sums).mean(axis=0)
+            yield QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
+
+    return _first_that_gives(candidates(), inputs, outputs)
+
+
+def _first_that_gives(candidates: Iterable[PathT | ValueError], inputs: np.ndarray, outputs: np.ndarray) -> PathT:
+    """Return the first candidate path whose outputs on every background row (``inputs``) are ``outputs``.
+
+    A candidate is a path or the reason one link cannot be taken; with none that gives them, the first reason
+    (or the first check's failure) is raised.
+    """
+    refusals: list[ValueError] = []
+    for candidate in candidates:  # lazily: a later candidate's model call only where the earlier ones fail
+        if isinstance(candidate, ValueError):
+            refusals.append(candidate)
+            continue
         try:
-            path.check_inputs(inputs, outputs, "the explained output (output=)")
+            candidate.check_inputs(inputs, outputs, "the explained output (output=)")
         except ValueError as exc:
             refusals.append(exc)
             continue
-        return path
+        return candidate
     raise refusals[0]
 
 

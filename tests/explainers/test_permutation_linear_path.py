@@ -21,6 +21,7 @@ from sklearn.preprocessing import PolynomialFeatures, QuantileTransformer, Stand
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import linked_linear_table
 from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
 
 D = 5
 
@@ -88,17 +89,7 @@ def models(data):
 def test_auto_gives_the_enumerated_values_of_the_interventional_game(data, models, name):
     X, _ = data
     model, output, predict = models[name]
-    rows, background = X[:3], X[100:120]
-    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
-    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("linear", 0, 1)
-    explanation = explainer.explain(rows)
-    values = explanation.values.reshape(3, D, -1)
-    for x, phi in zip(rows, values, strict=True):
-        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
-        np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)
-    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
-    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    explanation = assert_auto_takes_the_enumerated_values(model, output, predict, X[:3], X[100:120], "linear")
     assert (explanation.diagnostics["n_model_calls"], explanation.diagnostics["n_model_rows"]) == (1, 3)
 
 

@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_shapq import PermutationShapExplainer
 from tests.brute_force import brute_force_shapley, interventional_value
+from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
 
 D = 5
 
@@ -62,17 +63,7 @@ def models(data):
 def test_auto_gives_the_enumerated_values_of_the_interventional_game(data, models, name):
     X, _ = data
     model, output, predict = models[name]
-    rows, background = X[:3], X[100:115]
-    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
-    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("neighbors", 0, 1)
-    explanation = explainer.explain(rows)
-    values = explanation.values.reshape(3, D, -1)
-    for x, phi in zip(rows, values, strict=True):
-        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
-        np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)
-    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
-    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    assert_auto_takes_the_enumerated_values(model, output, predict, X[:3], X[100:115], "neighbors")
 
 
 def test_near_ties_are_decided_by_the_model_itself(data):

@@ -25,6 +25,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
 
 xgboost = pytest.importorskip("xgboost")
 
@@ -102,19 +103,11 @@ def models(data):
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_auto_gives_the_enumerated_values_of_the_interventional_game(models, name):
     model, output, predict, X = models[name]
-    rows, background = X[:3], X[100:120]
-    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
-    assert (explainer.algorithm_, explainer.max_evals_, explainer.background_parts_) == ("tree", 0, 1)
-    explanation = explainer.explain(rows)
-    values = explanation.values.reshape(3, D, -1)
     # xgboost sums its leaves in float32: its game is known to float32 only
     tolerance = {"rtol": 1e-5, "atol": 1e-5} if name.startswith("xgboost") else {"rtol": 1e-9, "atol": 1e-12}
-    for x, phi in zip(rows, values, strict=True):
-        expected = brute_force_shapley(lambda s, x=x: interventional_value(predict, x, background, s), D)
-        np.testing.assert_allclose(phi, expected.reshape(D, -1), **tolerance)
-    total = values.sum(axis=1) + explanation.base_values.reshape(3, -1)
-    np.testing.assert_allclose(total, np.asarray(predict(rows)).reshape(3, -1), **tolerance)
-    np.testing.assert_array_equal(explanation.error_std, 0.0)
+    explanation = assert_auto_takes_the_enumerated_values(
+        model, output, predict, X[:3], X[100:120], "tree", **tolerance
+    )
     diagnostics = explanation.diagnostics
     assert diagnostics["algorithm"] == "tree"
     assert (diagnostics["n_model_calls"], diagnostics["n_model_rows"]) == (1, 3)  # the check that it is unchanged
