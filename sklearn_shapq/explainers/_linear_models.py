@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import is_classifier
 
-from sklearn_shapq.explainers._output_links import OutputLink
+from sklearn_shapq.explainers._output_links import OutputLink, margin_links
 
 LINEAR_MODELS_ELSEWHERE = ("LinearSVC", "LinearSVR", "LinearDiscriminantAnalysis")
 """Linear models of scikit-learn outside ``sklearn.linear_model`` (their decision function is ``X @ coef_.T +
@@ -64,14 +64,9 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     coef = coef.reshape(1, -1).T if coef.ndim == 1 else coef.T
     if coef.shape[1] != n_outputs:
         raise ValueError(f"the weights give {coef.shape[1]} outputs; the explained output has {n_outputs}.")
-    class_link = "sigmoid" if n_outputs == 1 else "softmax"
     links: dict[str, tuple[OutputLink, ...]]
     if is_classifier(model):
-        links = {
-            "margin": (OutputLink("margin", "identity"),),
-            "probability": (OutputLink("margin", class_link),),
-            "log_odds": (OutputLink("margin", class_link, log_odds=True),),
-        }
+        links = {name: (link,) for name, link in margin_links(n_outputs).items()}
     else:
         links = {"predict": (OutputLink("predict", "identity"), OutputLink(None, "exp"))}
     if output not in links:

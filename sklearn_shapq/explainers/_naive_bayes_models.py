@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
-from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
+from sklearn_shapq.explainers._output_links import margin_links, preprocessed
 
 
 def is_gaussian_naive_bayes(model: Any) -> bool:
@@ -61,11 +61,10 @@ class NaiveBayesTerms:
         self.offset = log_prior[1:] - log_prior[:1] if self.binary else log_prior
         width = 1 if self.binary else n_classes  # columns per feature
         self.coef = np.tile(np.eye(width), (self.means.shape[1], 1))  # column i · width + k weighs output k
-        class_link = "sigmoid" if self.binary else "softmax"
-        linked_log_odds = OutputLink("margin", class_link, log_odds=True)
+        links = margin_links(n_outputs)
         self.links = {  # the candidates, checked in turn: two classes' log-odds are the margin unless clipped
-            "probability": (OutputLink("margin", class_link),),
-            "log_odds": (OutputLink("margin", "identity"), linked_log_odds) if self.binary else (linked_log_odds,),
+            "probability": (links["probability"],),
+            "log_odds": (links["margin"], links["log_odds"]) if self.binary else (links["log_odds"],),
         }
 
     def transform(self, rows: np.ndarray) -> np.ndarray:

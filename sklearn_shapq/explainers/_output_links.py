@@ -33,6 +33,24 @@ class OutputLink:
     log_odds: bool = False
 
 
+def margin_links(n_outputs: int) -> dict[str, OutputLink]:
+    """Return how a classifier's margin gives its explained outputs: itself, its probability, its log-odds.
+
+    One output (a binary classifier's positive class) through the sigmoid, several through the softmax.
+
+    Examples
+    --------
+    >>> margin_links(1)["log_odds"]
+    OutputLink(raw_output='margin', link='sigmoid', log_odds=True)
+    """
+    class_link = "sigmoid" if n_outputs == 1 else "softmax"
+    return {
+        "margin": OutputLink("margin", "identity"),
+        "probability": OutputLink("margin", class_link),
+        "log_odds": OutputLink("margin", class_link, log_odds=True),
+    }
+
+
 def column_wise_preprocessing(model: Any) -> tuple[Any, Any]:
     """Split a Pipeline into its column-wise steps and its last step; another model: (None, model).
 

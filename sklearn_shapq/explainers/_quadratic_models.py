@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq.explainers._linear_models import extract_linear
-from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing
+from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, margin_links
 
 
 def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray, np.ndarray, OutputLink]:
@@ -65,12 +65,7 @@ def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarr
     if n_outputs == 1:  # two classes: the difference of their scores
         quadratic_forms = quadratic_forms[..., 1:] - quadratic_forms[..., :1]
         linear_terms = linear_terms[:, 1:] - linear_terms[:, :1]
-    class_link = "sigmoid" if n_outputs == 1 else "softmax"
-    links = {
-        "margin": OutputLink("margin", "identity"),
-        "probability": OutputLink("margin", class_link),
-        "log_odds": OutputLink("margin", class_link, log_odds=True),
-    }
+    links = margin_links(n_outputs)
     if output not in links:
         raise ValueError(f"{name}'s output {output!r} is not read from its quadratic forms (a class label).")
     return quadratic_forms, linear_terms, links[output]

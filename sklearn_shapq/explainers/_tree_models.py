@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from sklearn_shapq.backends import TreeArrays, node_depths
-from sklearn_shapq.explainers._output_links import OutputLink
+from sklearn_shapq.explainers._output_links import OutputLink, margin_links
 from sklearn_shapq.games import is_xgboost
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "missing_left", "value")
@@ -150,15 +150,12 @@ def tree_output(model: Any, output: str, n_outputs: int) -> OutputLink:
     link = _boosting_link(model, classifier, objective) if not forest else "identity"
     if output in ADDITIVE_OUTPUTS[kind, classifier] and (link == "identity" or output == "margin"):
         return OutputLink(output, "identity")  # a margin is the raw score whatever the link
-    class_link = "sigmoid" if n_outputs == 1 else "softmax"
     if forest and classifier and output == "log_odds":
         return OutputLink("probability", "identity", log_odds=True)
-    if not forest and classifier and output == "probability":
-        return OutputLink("margin", class_link)
-    if not forest and classifier and output == "log_odds":
-        if xgboost and n_outputs == 1:  # its binary log-odds are the margin itself
+    if not forest and classifier and output in ("probability", "log_odds"):
+        if xgboost and n_outputs == 1 and output == "log_odds":  # its binary log-odds are the margin itself
             return OutputLink("margin", "identity")
-        return OutputLink("margin", class_link, log_odds=True)
+        return margin_links(n_outputs)[output]
     if not classifier and output == "predict" and link == "exp":
         return OutputLink(None, "exp")
     raise ValueError(
