@@ -45,22 +45,20 @@ def _linked_quadratic_kernel(
         for b in range(background.shape[0]):
             for j in range(n_columns):
                 delta[j] = rows[i, j] - background[b, j]
-            for k in range(n_outputs):
-                margin = offset[k]
-                for j in range(n_columns):
-                    bent = 0.0  # (A z)_j
-                    for m in range(n_columns):
-                        bent += quadratic[j, m, k] * background[b, m]
-                    margin += (linear[j, k] + bent) * background[b, j]
-                table[0, k] = margin
             single[:] = 0.0
             pair[:] = 0.0
+            for k in range(n_outputs):  # m(z), and bᵀΔ + zᵀAΔ + ΔᵀAz of each player (A need not be symmetric)
+                margin = offset[k]
+                for j in range(n_columns):
+                    bent, bent_back = 0.0, 0.0  # (A z)_j and (Aᵀ z)_j
+                    for m in range(n_columns):
+                        bent += quadratic[j, m, k] * background[b, m]
+                        bent_back += quadratic[m, j, k] * background[b, m]
+                    margin += (linear[j, k] + bent) * background[b, j]
+                    single[player_of_column[j], k] += delta[j] * (linear[j, k] + bent + bent_back)
+                table[0, k] = margin
             for j in range(n_columns):
                 p = player_of_column[j]
-                for k in range(n_outputs):  # bᵀΔ + zᵀAΔ + ΔᵀAz (A need not be symmetric)
-                    single[p, k] += delta[j] * linear[j, k]
-                    for m in range(n_columns):
-                        single[p, k] += delta[j] * (quadratic[j, m, k] + quadratic[m, j, k]) * background[b, m]
                 for m in range(n_columns):
                     q = player_of_column[m]
                     for k in range(n_outputs):
