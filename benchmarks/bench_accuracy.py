@@ -43,7 +43,8 @@ aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC pr
 (AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
 cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``knnc_cancer10`` (k-NN
 classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
-``stacking_diabetes10`` (ridge and forest stacked).
+``stacking_diabetes10`` (ridge and forest stacked); and ``xgbc_cancer20``, a boosted classifier's probability at
+d = 20, past the 16 players "auto" enumerates through a link (truth: the trees' sums on all 2^20 coalitions).
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An evaluation of a
 coalition costs one model row per background row, for us and for the peers alike. Estimators:
@@ -150,6 +151,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_shapq import PermutationShapExplainer, ProductKernelShapExplainer
 from sklearn_shapq.backends import CpuBackend
+from sklearn_shapq.explainers import _exact_paths as exact_paths
 from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
 from sklearn_shapq.games import InterventionalGame, make_model_function
 
@@ -227,7 +229,8 @@ class Problem:
     data: Callable[[], tuple[np.ndarray, np.ndarray]]
     model: Callable[[], object] = lambda: xgboost.XGBRegressor(n_estimators=100, max_depth=4, n_jobs=1, random_state=0)
     truth: str = "tree"
-    """"tree" (interventional TreeSHAP), "kernel" (ProductKernelShapExplainer) or "brute" (all 2^d coalitions)."""
+    """"tree" (interventional TreeSHAP), "kernel" (ProductKernelShapExplainer), "brute" (all 2^d coalitions)
+    or "linked" (a tree ensemble through its link: the trees' sums on all 2^d coalitions, past "auto"'s 16)."""
     output: str = "predict"
     """What is explained: "predict", or "probability" (of class 1)."""
     n_background: int = N_BACKGROUND
@@ -404,6 +407,13 @@ def problems() -> dict[str, Problem]:
             lambda: StackingRegressor([("ridge", Ridge()), ("rf", RandomForestRegressor(50, random_state=0))]),
             **small,
         ),
+        # a boosted classifier's probability past the 16 players "auto" enumerates (it samples)
+        "xgbc_cancer20": Problem(
+            breast_cancer(20),
+            lambda: xgboost.XGBClassifier(n_estimators=100, max_depth=4, n_jobs=1, random_state=0),
+            output="probability",
+            **{**small, "truth": "linked"},
+        ),
         # the check "shap's error at its default 500 evaluations with a third of them"
         "diabetes10": Problem(diabetes),
         "synthetic16": Problem(friedman(16)),
@@ -465,11 +475,29 @@ def fit_problem(name: str) -> Fitted:
     if problem.truth == "kernel":
         exact = ProductKernelShapExplainer(model, value_function="interventional", background_size=None, progress=False)
         truth = exact.fit(background).explain(rows).values
+    elif problem.truth == "linked":
+        truth = linked_tree_truth(model, problem.output, background, rows)
     elif problem.truth == "tree":
         truth = shap.TreeExplainer(model, background, feature_perturbation="interventional").shap_values(rows)
     else:
         truth = brute_force_shapley(predict, background, rows)
     return Fitted(model, problem.output, predict, background, rows, np.asarray(truth))
+
+
+def linked_tree_truth(model: object, output: str, background: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Exact values of a tree ensemble through its link: every coalition's tree sums (the "tree" path's
+    enumeration, tested against brute force in ``tests/test_permutation_tree_path.py``), here past the 16
+    players "auto" enumerates; 2^d coalitions per pair of rows (d = 20: seconds)."""
+    limit = exact_paths.LINKED_MAX_PLAYERS
+    exact_paths.LINKED_MAX_PLAYERS = rows.shape[1]
+    try:
+        explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False)
+        explained = explainer.fit(background).explain(rows)
+    finally:
+        exact_paths.LINKED_MAX_PLAYERS = limit
+    if explainer.algorithm_ != "tree":
+        raise RuntimeError(f"the linked truth took {explainer.algorithm_!r}, not the tree path")
+    return explained.values
 
 
 def problem_model(name: str) -> tuple[object, np.ndarray, np.ndarray, np.ndarray]:
