@@ -13,7 +13,10 @@ kinds of model:
   terms), in closed form or through a link by enumeration;
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
 - "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
-  features), by enumeration.
+  features), by enumeration;
+- "ensemble": voting ensembles and stacking regressors with a linear final estimator, whose output is a
+  weighted sum of their members' (:mod:`~sklearn_shapq.explainers._ensemble_models`): the same weighted
+  sum of the members' exact paths.
 
 Where the structure read from the model gives exactly the outputs the permutation explainer explains
 (``output``; checked on the background in ``fit`` and on every explained row), ``algorithm="auto"``
@@ -47,6 +50,7 @@ from sklearn_shapq.backends import (
     resolve_backend,
     tree_predict,
 )
+from sklearn_shapq.explainers._ensemble_models import WeightedEnsemble, extract_ensemble
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._linear_models import extract_linear
 from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gaussian_naive_bayes
@@ -66,7 +70,8 @@ TREE = "tree"
 LINEAR = "linear"
 NEIGHBORS = "neighbors"
 QUADRATIC = "quadratic"
-EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS, QUADRATIC)
+ENSEMBLE = "ensemble"
+EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS, QUADRATIC, ENSEMBLE)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
@@ -80,6 +85,8 @@ LINKED_TABLE_BYTES = 1 << 26
 """Bytes of the tables (rows × 2^p × outputs) the tree and linear paths through a link hold at once."""
 PathT = TypeVar("PathT", bound="StructurePath")
 """A structure path of one kind (:func:`_first_that_gives`)."""
+KERNEL_RTOL = 1e-8
+"""Tolerance of a dual form's outputs relative to max(1, |output|) (:func:`check_outputs`' default)."""
 TREE_RTOL = {False: 1e-9, True: 1e-5}
 """Tolerance of the trees' (and weights') outputs relative to max(1, |output|): sums in float64, or in float32
 (xgboost)."""
@@ -113,6 +120,13 @@ class ProductKernelPath:
         """Model rows and calls of the explainer's own check in each ``explain``: its anchors, one call."""
         return int(self.explainer._checked_rows.shape[0]), 1
 
+    rtol = KERNEL_RTOL
+    """Tolerance of the dual form's outputs relative to max(1, |output|)."""
+
+    def outputs(self, rows: np.ndarray) -> np.ndarray:
+        """Return the dual form's outputs (n, k) on rows in the model's input units."""
+        return np.asarray(self.explainer.expansion_.predict(rows), dtype=np.float64)
+
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
@@ -126,12 +140,23 @@ class ProductKernelPath:
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the dual form's (a model changed)."""
         try:
-            check_outputs(self.explainer.expansion_, rows, outputs, "the model")
+            check_outputs(self.explainer.expansion_, rows, outputs, "the model", self.rtol)
         except ValueError as exc:
             raise ValueError(
                 "The model's output differs from the dual form read in fit: it was refitted or changed in place "
                 f"since fit. Call fit again. ({exc})"
             ) from exc
+
+
+def compare_outputs(predicted: np.ndarray, expected: np.ndarray, rtol: float, reader: str, name: str) -> None:
+    """Raise ValueError where ``predicted`` is not ``expected`` (n, k) to ``rtol`` relative to max(1, |expected|)."""
+    difference = float(np.max(np.abs(predicted - expected), initial=0.0))
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    if not difference <= rtol * scale:
+        raise ValueError(
+            f"{reader} does not give {name}: max |difference| {difference:.3g} on {expected.shape[0]} rows, "
+            f"relative {difference / scale:.3g} > rtol={rtol:g}."
+        )
 
 
 class StructurePath(ABC):
@@ -186,6 +211,15 @@ class StructurePath(ABC):
         """Whether the explained output is a link of the sum (the game is enumerated)."""
         return self.output.link != "identity" or self.output.log_odds
 
+    @property
+    def rtol(self) -> float:
+        """Tolerance of the path's outputs relative to max(1, |output|): :data:`TREE_RTOL` of its sums."""
+        return TREE_RTOL[self.float32_sums]
+
+    def outputs(self, rows: np.ndarray) -> np.ndarray:
+        """Return the explained output (n, k) of rows in the model's input units."""
+        return self.predict(preprocessed(self.preprocessing, rows))
+
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """Return the explained output (n, k) of rows in the structure's input units: the link of the sum."""
         sums = self._sums(inputs) + self.offset
@@ -229,14 +263,7 @@ class StructurePath(ABC):
 
     def _compare(self, predicted: np.ndarray, expected: np.ndarray, name: str) -> None:
         """Raise ValueError where ``predicted`` is not ``expected`` (n, k) to :data:`TREE_RTOL`."""
-        difference = float(np.max(np.abs(predicted - expected), initial=0.0))
-        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-        rtol = TREE_RTOL[self.float32_sums]
-        if not difference <= rtol * scale:
-            raise ValueError(
-                f"What was read from the model ({self.structure}) does not give {name}: max |difference| "
-                f"{difference:.3g} on {expected.shape[0]} rows, relative {difference / scale:.3g} > rtol={rtol:g}."
-            )
+        compare_outputs(predicted, expected, self.rtol, f"What was read from the model ({self.structure})", name)
 
     def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
         """Return ``compute`` of the inputs of ``rows``, block by block, with a bar over the rows."""
@@ -558,6 +585,80 @@ class NeighborsPath(StructurePath):
         return np.asarray(self.model.predict(inputs), dtype=np.float64).reshape(inputs.shape[0], -1)
 
 
+class EnsemblePath:
+    """The ensemble path: a weighted sum of its members' exact paths (Shapley values are linear in the game).
+
+    Parameters
+    ----------
+    ensemble : WeightedEnsemble
+        The weights and intercept read from the model.
+    members : list of ProductKernelPath, StructurePath or EnsemblePath
+        Each member's exact path, fitted on the background in the ensemble's input units.
+    preprocessing : fitted transformer or None
+        A Pipeline's column-wise steps before the ensemble.
+    """
+
+    name = ENSEMBLE
+
+    def __init__(self, ensemble: WeightedEnsemble, members: list[ExactPath], preprocessing: Any) -> None:
+        self.ensemble, self.members, self.preprocessing = ensemble, members, preprocessing
+        self.structure = f"{ensemble.description} of its members' paths ({', '.join(m.name for m in members)})"
+
+    @property
+    def shares_rounding(self) -> bool:
+        """Whether a member's float32 sums (xgboost) are shared by the players, as a tree path's are."""
+        return any(member.shares_rounding for member in self.members)
+
+    @property
+    def rtol(self) -> float:
+        """Tolerance of the outputs relative to max(1, |output|): the loosest member's."""
+        return max(member.rtol for member in self.members)
+
+    @property
+    def checked_model_use(self) -> tuple[int, int]:
+        """Model rows and calls of the members' own checks in each ``explain`` (a dual form's anchors)."""
+        uses = [member.checked_model_use for member in self.members]
+        return sum(rows for rows, _ in uses), sum(calls for _, calls in uses)
+
+    def outputs(self, rows: np.ndarray) -> np.ndarray:
+        """Return the ensemble's output (n, k) on rows in its input units, from its members' paths."""
+        inputs = preprocessed(self.preprocessing, rows)
+        total = sum(w * member.outputs(inputs) for w, member in zip(self.ensemble.weights, self.members, strict=True))
+        return np.asarray(total, dtype=np.float64) + self.ensemble.intercept
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values of rows (n, d): (n, p, k), the weighted sum of the members'."""
+        inputs = preprocessed(self.preprocessing, rows)
+        return self._weighted(member.values(inputs) for member in self.members)
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Return the exact pairs of rows (n, p, p, k) of ``index``, the weighted sum of the members'."""
+        inputs = preprocessed(self.preprocessing, rows)
+        return self._weighted(member.interactions(inputs, index) for member in self.members)
+
+    def _weighted(self, parts: Iterable[np.ndarray]) -> np.ndarray:
+        return np.asarray(sum(w * part for w, part in zip(self.ensemble.weights, parts, strict=True)))
+
+    def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
+        """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the members' weighted sum."""
+        try:
+            self.check_rows(rows, outputs, "the model")
+        except ValueError as exc:
+            raise ValueError(
+                f"The model's output differs from what was read from it in fit ({self.structure}): it was refitted "
+                f"or changed in place since fit. Call fit again. ({exc})"
+            ) from exc
+
+    def check_rows(self, rows: np.ndarray, expected: np.ndarray, name: str) -> None:
+        """Check that the path gives ``expected`` (n, k) on ``rows`` (the model's input units) to :attr:`rtol`."""
+        reader = f"What was read from the model ({self.structure})"
+        compare_outputs(self.outputs(rows), expected, self.rtol, reader, name)
+
+
+ExactPath = ProductKernelPath | StructurePath | EnsemblePath
+"""What :func:`exact_path` returns."""
+
+
 def exact_path(
     algorithm: str,
     model: Any,
@@ -567,7 +668,7 @@ def exact_path(
     groups: FeatureGroups,
     device: Any,
     progress: bool,
-) -> ProductKernelPath | StructurePath | None:
+) -> ExactPath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
     Parameters
@@ -589,7 +690,7 @@ def exact_path(
 
     Returns
     -------
-    ProductKernelPath, TreePath, LinearPath, NeighborsPath or None
+    ProductKernelPath, TreePath, LinearPath, NeighborsPath, QuadraticPath, EnsemblePath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 
@@ -617,6 +718,12 @@ def exact_path(
             except (TypeError, ValueError):
                 if algorithm != "auto":
                     raise
+    if algorithm in ("auto", ENSEMBLE):
+        try:
+            return _ensemble_path(model, output, background, background_outputs, groups, device, progress)
+        except (TypeError, ValueError):
+            if algorithm != "auto":
+                raise
     return None
 
 
@@ -760,6 +867,49 @@ def _neighbors_path(
         )
     path = NeighborsPath(final, neighbors, inputs, groups, preprocessing, progress)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
+
+
+def _ensemble_path(
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    device: Any,
+    progress: bool,
+) -> EnsemblePath:
+    """Read the ensemble's weights and each member's exact path; check their weighted sum on every background row.
+
+    Raises
+    ------
+    TypeError
+        Not a voting ensemble or a stacking regressor (after column-wise steps).
+    ValueError
+        Its output is not a weighted sum of its members' outputs, or a member has no exact path (the member's
+        reason is chained).
+    """
+    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    ensemble = extract_ensemble(final, output)
+    members: list[ExactPath] = []
+    for position, member in enumerate(ensemble.members):
+        member_outputs = np.asarray(
+            make_model_function(member, ensemble.member_output, resolve_backend("cpu"), None)(inputs), dtype=np.float64
+        )
+        reason = None
+        try:
+            path = exact_path("auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress)
+        except (TypeError, ValueError) as exc:  # a member asked for by "auto" raises only its own errors
+            path, reason = None, exc
+        if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:
+            # k-NN: its near ties are decided by the model's own calls, which the ensemble's check cannot redo
+            raise ValueError(
+                f"{ensemble.description}'s member {position} ({type(member).__name__}) has no exact path of its "
+                f"{ensemble.member_output!r} to sum: the ensemble is sampled."
+            ) from reason
+        members.append(path)
+    path = EnsemblePath(ensemble, members, preprocessing)
+    path.check_rows(background, outputs, "the explained output (output=)")
     return path
 
 

@@ -54,7 +54,7 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ProductKernelPath, StructurePath, exact_path
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ExactPath, exact_path
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -176,7 +176,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
           by the model); "quadratic" (a quadratic discriminant, a linear model on degree-2
-          polynomial features: the 2^p coalitions of the quadratic margin, p <= 16). Taken where the structure
+          polynomial features: the 2^p coalitions of the quadratic margin, p <= 16); "ensemble" (a
+          VotingRegressor, a soft VotingClassifier's probability, a StackingRegressor with a linear
+          final estimator: the weighted sum of its members' exact paths). Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
           explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
@@ -394,9 +396,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
 
-    def _fitted_exact_path(
-        self, background: np.ndarray, codec: Any, groups: Any, output: str
-    ) -> ProductKernelPath | StructurePath | None:
+    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any, output: str) -> ExactPath | None:
         """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
         if codec is not None:  # a raw table's codes: no product kernel takes them, trees would be read on codes
@@ -432,9 +432,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
-    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ProductKernelPath | StructurePath, np.ndarray]:
+    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, np.ndarray]:
         """Return the exact path and the model's outputs (n, k) on the rows, having refused outputs not its own."""
-        path = cast(ProductKernelPath | StructurePath, self._exact_path)
+        path = cast(ExactPath, self._exact_path)
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
         path.check(explained.array, outputs)

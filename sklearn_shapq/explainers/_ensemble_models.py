@@ -1,0 +1,114 @@
+"""Ensembles whose output is a weighted sum of their members' outputs: the weights read from the model.
+
+A :class:`~sklearn.ensemble.VotingRegressor` predicts the weighted mean of its members' predictions, a soft
+:class:`~sklearn.ensemble.VotingClassifier` the weighted mean of their probabilities, and a
+:class:`~sklearn.ensemble.StackingRegressor` whose final estimator is linear (its default ``RidgeCV``, say)
+the final estimator's coefficients times its members' predictions plus its intercept. Shapley values are
+linear in the game, so such an ensemble's values are the same weighted sum of its members' values: exact
+wherever every member's are (the ``"ensemble"`` path of :mod:`~sklearn_shapq.explainers._exact_paths`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.ensemble import StackingRegressor, VotingClassifier, VotingRegressor
+
+MEMBER_OUTPUT = {"predict": "predict", "probability": "probability"}
+"""The members' output each explained output of an ensemble is a weighted sum of (others are not)."""
+
+
+@dataclass(frozen=True)
+class WeightedEnsemble:
+    """An ensemble's output as ``intercept + Σ_m weights[m] · (member m's member_output)``.
+
+    Attributes
+    ----------
+    members : tuple of fitted estimators
+    weights : ndarray of shape (n_members,)
+    intercept : float
+    member_output : str
+        What is summed of each member: "predict" or "probability".
+    description : str
+        The ensemble, for messages.
+    """
+
+    members: tuple[Any, ...]
+    weights: np.ndarray
+    intercept: float
+    member_output: str
+    description: str
+
+
+def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
+    """Read a voting ensemble or a stacking regressor with a linear final estimator as a weighted sum.
+
+    Parameters
+    ----------
+    model : fitted VotingRegressor, VotingClassifier or StackingRegressor
+    output : str
+        The explained output, resolved: "predict" (regressors) or "probability" (a soft VotingClassifier).
+
+    Returns
+    -------
+    WeightedEnsemble
+
+    Raises
+    ------
+    TypeError
+        Not one of these ensembles.
+    ValueError
+        One whose ``output`` is not a weighted sum of its members' outputs: hard voting, a classifier's
+        log-odds, a stacking regressor that passes its inputs through or whose final estimator is not
+        linear.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import VotingRegressor
+    >>> from sklearn.linear_model import LinearRegression, Ridge
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> voting = VotingRegressor([("ols", LinearRegression()), ("ridge", Ridge())], weights=[3, 1]).fit(X, y)
+    >>> extract_ensemble(voting, "predict").weights.tolist()
+    [0.75, 0.25]
+    """
+    if isinstance(model, VotingRegressor | VotingClassifier):
+        return _voting(model, output)
+    if isinstance(model, StackingRegressor):
+        return _stacking(model, output)
+    raise TypeError(f"{type(model).__name__} is not a voting ensemble or a stacking regressor.")
+
+
+def _voting(model: VotingRegressor | VotingClassifier, output: str) -> WeightedEnsemble:
+    name = type(model).__name__
+    if isinstance(model, VotingClassifier) and model.voting != "soft":
+        raise ValueError(f"A {name} with voting={model.voting!r} outputs a vote, not a sum: use voting='soft'.")
+    expected = "probability" if isinstance(model, VotingClassifier) else "predict"
+    if output != expected:
+        raise ValueError(f"A {name}'s output {output!r} is not a weighted mean of its members' (its {expected!r} is).")
+    kept = [est != "drop" for _, est in model.estimators]
+    weights = np.ones(len(kept)) if model.weights is None else np.asarray(model.weights, dtype=np.float64)
+    weights = weights[np.asarray(kept)]
+    return WeightedEnsemble(
+        tuple(model.estimators_), weights / weights.sum(), 0.0, MEMBER_OUTPUT[output], f"{name}'s weighted mean"
+    )
+
+
+def _stacking(model: StackingRegressor, output: str) -> WeightedEnsemble:
+    final = model.final_estimator_
+    coef, intercept = getattr(final, "coef_", None), getattr(final, "intercept_", 0.0)
+    if output != "predict":
+        raise ValueError(f"A StackingRegressor's output {output!r} is not read from its members (its 'predict' is).")
+    if model.passthrough:
+        raise ValueError("A StackingRegressor with passthrough=True also gives its final estimator the raw inputs.")
+    members = tuple(est for est in model.estimators_ if not isinstance(est, str))
+    if coef is None or np.ndim(coef) != 1 or np.shape(coef)[0] != len(members) or np.ndim(intercept) != 0:
+        raise ValueError(
+            f"A StackingRegressor's final estimator {type(final).__name__} is not linear in its members' predictions "
+            "(no coef_ of one weight per member)."
+        )
+    return WeightedEnsemble(
+        members, np.asarray(coef, dtype=np.float64), float(intercept), "predict", "StackingRegressor's linear stack"
+    )

@@ -1,0 +1,165 @@
+"""The ensemble path of "auto": voting ensembles and linear stacks, the weighted sum of their members' exact paths."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+    StackingRegressor,
+    VotingClassifier,
+    VotingRegressor,
+)
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.neural_network import MLPRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVR
+from sklearn.tree import DecisionTreeRegressor
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.explainers._ensemble_models import extract_ensemble
+from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
+from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
+
+D = 5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, D)) * [1.0, 2.0, 0.5, 1.0, 3.0]
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - 0.2 * X[:, 4] + 0.3 * rng.normal(size=300)
+    return X, y
+
+
+def _regressors():
+    return [
+        ("ridge", make_pipeline(StandardScaler(), Ridge())),
+        ("drop", "drop"),
+        ("forest", RandomForestRegressor(8, max_depth=4, random_state=0)),
+        ("svr", make_pipeline(StandardScaler(), SVR(C=3.0))),
+    ]
+
+
+MODEL_NAMES = ["voting", "stacking", "stacking_after_scaler", "soft_voting_probability", "soft_voting_three_classes"]
+
+
+@pytest.fixture(scope="module")
+def models(data):
+    """(model, ``output``, the explained output written from the model's public API) by name."""
+    X, y = data
+    voting = VotingRegressor(_regressors(), weights=[2.0, 7.0, 1.0, 0.5]).fit(X, y)
+    stacking = StackingRegressor(_regressors()[:3]).fit(X, y)
+    scaled = make_pipeline(
+        StandardScaler(), StackingRegressor([("ols", LinearRegression()), ("boost", GradientBoostingRegressor())])
+    ).fit(X, y)
+    members = [
+        ("logistic", make_pipeline(StandardScaler(), LogisticRegression())),
+        ("boost", HistGradientBoostingClassifier(max_iter=15, random_state=0)),
+        ("forest", RandomForestClassifier(6, max_depth=3, random_state=0)),
+    ]
+    soft = VotingClassifier(members, voting="soft", weights=[1.0, 2.0, 1.0]).fit(X, y > 0)
+    three = VotingClassifier(members[:2], voting="soft").fit(X, np.digitize(y, [-1.0, 1.0]))
+    return {
+        "voting": (voting, "auto", voting.predict),
+        "stacking": (stacking, "auto", stacking.predict),
+        "stacking_after_scaler": (scaled, "auto", scaled.predict),
+        "soft_voting_probability": (soft, "probability", lambda r: soft.predict_proba(r)[:, 1]),
+        "soft_voting_three_classes": (three, "probability", three.predict_proba),
+    }
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_auto_gives_the_enumerated_values_of_the_interventional_game(data, models, name):
+    X, _ = data
+    model, output, predict = models[name]
+    assert_auto_takes_the_enumerated_values(model, output, predict, X[:3], X[100:116], "ensemble", rtol=1e-8)
+
+
+def test_weights_are_the_models_own(data):
+    X, y = data
+    voting = VotingRegressor(_regressors(), weights=[2.0, 7.0, 1.0, 0.5]).fit(X, y)
+    np.testing.assert_allclose(extract_ensemble(voting, "predict").weights, np.array([2.0, 1.0, 0.5]) / 3.5)
+    stacking = StackingRegressor(_regressors()[:3]).fit(X, y)
+    read = extract_ensemble(stacking, "predict")
+    stacked = np.column_stack([member.predict(X[:5]) for member in read.members])
+    np.testing.assert_allclose(stacked @ read.weights + read.intercept, stacking.predict(X[:5]), rtol=1e-12)
+
+
+def test_pairs_and_feature_groups_are_the_enumerated_ones(data):
+    X, y = data
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    model = VotingRegressor([("tree", DecisionTreeRegressor(max_depth=4)), ("ols", LinearRegression())]).fit(frame, y)
+
+    def predict(rows):
+        return model.predict(pd.DataFrame(rows, columns=list("abcde")))
+
+    background = X[40:52]
+    grouped = PermutationShapExplainer(
+        model, feature_groups={"ab": ["a", "b"], "de": ["d", "e"]}, background_size=None, progress=False
+    ).fit(frame.iloc[40:52])
+    assert grouped.algorithm_ == "ensemble"
+    members = [[0, 1], [2], [3, 4]]
+    for x, phi in zip(X[:2], grouped.explain(frame.iloc[:2]).values, strict=True):
+
+        def value(players, x=x):
+            return interventional_value(predict, x, background, [c for p in players for c in members[p]])[()]
+
+        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(frame.iloc[40:52])
+    faith = explainer.explain_interactions(frame.iloc[:2], index="FSII", max_evals=20)
+    assert faith.diagnostics["exact"]
+    for x, matrix in zip(X[:2], faith.values, strict=True):
+        table = np.array(
+            [
+                np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
+                for code in range(1 << D)
+            ]
+        )
+        np.testing.assert_allclose(matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(
+    ("make", "output", "match"),
+    [
+        (
+            lambda: VotingRegressor([("mlp", MLPRegressor(max_iter=50, random_state=0)), ("ols", Ridge())]),
+            "auto",
+            "member 0",
+        ),
+        (lambda: VotingRegressor([("knn", KNeighborsRegressor()), ("ols", Ridge())]), "auto", "member 0"),
+        (lambda: StackingRegressor([("ols", Ridge())], passthrough=True), "auto", "passthrough"),
+        (lambda: StackingRegressor([("ols", Ridge())], final_estimator=DecisionTreeRegressor()), "auto", "linear"),
+        (lambda: VotingClassifier([("lr", LogisticRegression())], voting="hard"), "predict", "voting='soft'"),
+        (lambda: VotingClassifier([("lr", LogisticRegression())], voting="soft"), "log_odds", "weighted mean"),
+    ],
+)
+def test_ensembles_not_read_sample_and_the_explicit_path_refuses(data, make, output, match):
+    X, y = data
+    target = y > 0 if "Classifier" in type(make()).__name__ else y
+    model = make().fit(X, target)
+    sampled = PermutationShapExplainer(model, output=output, background_size=10, progress=False).fit(X)
+    assert sampled.algorithm_ != "ensemble"
+    with pytest.raises(ValueError, match=match):
+        PermutationShapExplainer(model, output=output, algorithm="ensemble", background_size=10).fit(X)
+
+
+def test_other_models_are_refused_by_the_explicit_path(data):
+    X, y = data
+    with pytest.raises(TypeError, match="not a voting ensemble"):
+        PermutationShapExplainer(Ridge().fit(X, y), algorithm="ensemble").fit(X[:10])
+
+
+def test_a_member_refitted_in_place_is_refused_at_explain(data):
+    X, y = data
+    forest = RandomForestRegressor(5, max_depth=3, random_state=0)
+    model = VotingRegressor([("forest", forest), ("ols", LinearRegression())]).fit(X, y)
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(X[:10])
+    model.estimators_[0].fit(X, -y)
+    with pytest.raises(ValueError, match="refitted"):
+        explainer.explain(X[:2])
