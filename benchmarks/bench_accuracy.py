@@ -43,7 +43,8 @@ aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC pr
 (AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
 cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``knnc_cancer10`` (k-NN
 classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
-``stacking_diabetes10`` (ridge and forest stacked); and ``xgbc_cancer20``, a boosted classifier's probability at
+``stacking_diabetes10`` (ridge and forest stacked), ``calibrated_hgb_cancer12`` (a sigmoid calibration of
+histogram gradient boosting, 3 folds); and ``xgbc_cancer20``, a boosted classifier's probability at
 d = 20, past the 16 players "auto" enumerates through a link (truth: the trees' sums on all 2^20 coalitions).
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An evaluation of a
@@ -118,6 +119,7 @@ import numpy as np
 import shap
 import sklearn
 import xgboost
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import (
     load_breast_cancer,
     load_diabetes,
@@ -405,6 +407,12 @@ def problems() -> dict[str, Problem]:
         "stacking_diabetes10": Problem(
             diabetes,
             lambda: StackingRegressor([("ridge", Ridge()), ("rf", RandomForestRegressor(50, random_state=0))]),
+            **small,
+        ),
+        "calibrated_hgb_cancer12": Problem(
+            breast_cancer(12),
+            lambda: CalibratedClassifierCV(HistGradientBoostingClassifier(max_iter=50, random_state=0), cv=3),
+            output="probability",
             **small,
         ),
         # a boosted classifier's probability past the 16 players "auto" enumerates (it samples)

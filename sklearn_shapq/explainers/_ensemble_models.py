@@ -6,6 +6,9 @@ A :class:`~sklearn.ensemble.VotingRegressor` predicts the weighted mean of its m
 the final estimator's coefficients times its members' predictions plus its intercept. Shapley values are
 linear in the game, so such an ensemble's values are the same weighted sum of its members' values: exact
 wherever every member's are (the ``"ensemble"`` path of :mod:`~sklearn_shapq.explainers._exact_paths`).
+A binary :class:`~sklearn.calibration.CalibratedClassifierCV` with ``method="sigmoid"`` is the mean over its
+folds of σ(scale · m + shift), m a fold's decision function (or probability): a mean of members each
+through its own sigmoid (Platt's), whose paths enumerate the coalitions.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import StackingRegressor, VotingClassifier, VotingRegressor
+from sklearn.frozen import FrozenEstimator
 
 MEMBER_OUTPUT = {"predict": "predict", "probability": "probability"}
 """The members' output each explained output of an ensemble is a weighted sum of (others are not)."""
@@ -30,9 +35,11 @@ class WeightedEnsemble:
     weights : ndarray of shape (n_members,)
     intercept : float
     member_output : str
-        What is summed of each member: "predict" or "probability".
+        What is summed of each member: "predict", "probability" or "margin".
     description : str
         The ensemble, for messages.
+    calibrations : tuple of (scale, shift) pairs, optional
+        Each member's output through σ(scale · output + shift) before the sum (a sigmoid calibration).
     """
 
     members: tuple[Any, ...]
@@ -40,6 +47,7 @@ class WeightedEnsemble:
     intercept: float
     member_output: str
     description: str
+    calibrations: tuple[tuple[float, float], ...] | None = None
 
 
 def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
@@ -47,9 +55,9 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
 
     Parameters
     ----------
-    model : fitted VotingRegressor, VotingClassifier or StackingRegressor
+    model : fitted VotingRegressor, VotingClassifier, StackingRegressor or CalibratedClassifierCV
     output : str
-        The explained output, resolved: "predict" (regressors) or "probability" (a soft VotingClassifier).
+        The explained output, resolved: "predict" (regressors) or "probability" (classifiers).
 
     Returns
     -------
@@ -62,7 +70,7 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
     ValueError
         One whose ``output`` is not a weighted sum of its members' outputs: hard voting, a classifier's
         log-odds, a stacking regressor that passes its inputs through or whose final estimator is not
-        linear.
+        linear, an isotonic, temperature or multiclass calibration.
 
     Examples
     --------
@@ -78,7 +86,11 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
         return _voting(model, output)
     if isinstance(model, StackingRegressor):
         return _stacking(model, output)
-    raise TypeError(f"{type(model).__name__} is not a voting ensemble or a stacking regressor.")
+    if isinstance(model, CalibratedClassifierCV):
+        return _sigmoid_calibration(model, output)
+    raise TypeError(
+        f"{type(model).__name__} is not a voting ensemble, a stacking regressor or a calibrated classifier."
+    )
 
 
 def _voting(model: VotingRegressor | VotingClassifier, output: str) -> WeightedEnsemble:
@@ -112,3 +124,27 @@ def _stacking(model: StackingRegressor, output: str) -> WeightedEnsemble:
     return WeightedEnsemble(
         members, np.asarray(coef, dtype=np.float64), float(intercept), "predict", "StackingRegressor's linear stack"
     )
+
+
+def _sigmoid_calibration(model: CalibratedClassifierCV, output: str) -> WeightedEnsemble:
+    if output != "probability":
+        raise ValueError(
+            f"A CalibratedClassifierCV's output {output!r} is not read from its folds (its 'probability' is)."
+        )
+    if model.method != "sigmoid" or len(model.classes_) != 2:
+        raise ValueError(
+            f"A CalibratedClassifierCV with method={model.method!r} and {len(model.classes_)} classes is not a mean of "
+            "sigmoids of its folds' outputs (only a binary method='sigmoid' is)."
+        )
+    members = tuple(_unfrozen(fold.estimator) for fold in model.calibrated_classifiers_)
+    calibrations = tuple(
+        (-float(fold.calibrators[0].a_), -float(fold.calibrators[0].b_)) for fold in model.calibrated_classifiers_
+    )
+    response = "margin" if hasattr(members[0], "decision_function") else "probability"  # scikit-learn's order
+    weights = np.full(len(members), 1.0 / len(members))
+    return WeightedEnsemble(members, weights, 0.0, response, "CalibratedClassifierCV's mean of sigmoids", calibrations)
+
+
+def _unfrozen(estimator: Any) -> Any:
+    """Return the estimator a FrozenEstimator holds (a prefit model calibrated), or ``estimator``."""
+    return estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator

@@ -30,8 +30,10 @@ of 40, and on a HistGradientBoostingRegressor they were off by 1e-2 where its pr
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -216,6 +218,26 @@ class StructurePath(ABC):
         """Tolerance of the path's outputs relative to max(1, |output|): :data:`TREE_RTOL` of its sums."""
         return TREE_RTOL[self.float32_sums]
 
+    def calibrated(self, scale: float, shift: float) -> StructurePath:
+        """Return this path through a sigmoid calibration (Platt's): σ(scale · (sum + offset) + shift).
+
+        Raises
+        ------
+        ValueError
+            The path's output is a link of its sum already.
+        """
+        if self.output.link != "identity" or self.output.log_odds:
+            raise ValueError(f"The {self.name} path's output is a link of its sum already: it is not calibrated again.")
+        path = copy.copy(self)
+        path._scale_structure(scale)
+        path.offset = scale * self.offset + shift
+        path.output = OutputLink("margin", "sigmoid")
+        return path
+
+    def _scale_structure(self, scale: float) -> None:
+        """Multiply the structure's sum by ``scale`` (in place, on a copy of the path)."""
+        raise ValueError(f"The {self.name} path's structure is not a sum to scale.")
+
     def outputs(self, rows: np.ndarray) -> np.ndarray:
         """Return the explained output (n, k) of rows in the model's input units."""
         return self.predict(preprocessed(self.preprocessing, rows))
@@ -332,6 +354,9 @@ class TreePath(StructurePath):
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
         return tree_predict(self.trees, inputs)
 
+    def _scale_structure(self, scale: float) -> None:
+        self.trees = replace(self.trees, value=self.trees.value * scale)
+
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         return self._linked_table(linked_tree_table, self.trees, inputs)
 
@@ -385,6 +410,9 @@ class LinearPath(StructurePath):
 
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
         return inputs @ self.coef
+
+    def _scale_structure(self, scale: float) -> None:
+        self.coef = self.coef * scale
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         return self._linked_table(linked_linear_table, self.coef, inputs)
@@ -452,6 +480,9 @@ class QuadraticPath(StructurePath):
 
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
         return np.einsum("nj,jmk,nm->nk", inputs, self.quadratic, inputs) + inputs @ self.linear
+
+    def _scale_structure(self, scale: float) -> None:
+        self.quadratic, self.linear = self.quadratic * scale, self.linear * scale
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         return self._linked_table(linked_quadratic_table, (self.quadratic, self.linear), inputs)
@@ -891,14 +922,22 @@ def _ensemble_path(
     """
     preprocessing, final, inputs = _column_wise_inputs(model, background)
     ensemble = extract_ensemble(final, output)
+    if ensemble.calibrations is not None and groups.n_players > LINKED_MAX_PLAYERS:
+        raise ValueError(
+            f"{ensemble.description} enumerate the 2^p coalitions of each fold's output through its sigmoid, for p <= "
+            f"{LINKED_MAX_PLAYERS} players (here {groups.n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+        )
+    calibrations = ensemble.calibrations or (None,) * len(ensemble.members)
     members: list[ExactPath] = []
-    for position, member in enumerate(ensemble.members):
+    for position, (member, calibration) in enumerate(zip(ensemble.members, calibrations, strict=True)):
         member_outputs = np.asarray(
             make_model_function(member, ensemble.member_output, resolve_backend("cpu"), None)(inputs), dtype=np.float64
         )
         reason = None
         try:
             path = exact_path("auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress)
+            if calibration is not None:  # a fold's sum through its own sigmoid: only a structure's sum is rescaled
+                path = path.calibrated(*calibration) if isinstance(path, StructurePath) else None
         except (TypeError, ValueError) as exc:  # a member asked for by "auto" raises only its own errors
             path, reason = None, exc
         if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:

@@ -178,7 +178,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           by the model); "quadratic" (a quadratic discriminant, a linear model on degree-2
           polynomial features: the 2^p coalitions of the quadratic margin, p <= 16); "ensemble" (a
           VotingRegressor, a soft VotingClassifier's probability, a StackingRegressor with a linear
-          final estimator: the weighted sum of its members' exact paths). Taken where the structure
+          final estimator: the weighted sum of its members' exact paths; a binary
+          CalibratedClassifierCV's sigmoid calibration: its folds' paths through their sigmoids, p <= 16).
+          Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
           explained rows (one model call).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else

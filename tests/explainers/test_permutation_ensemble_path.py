@@ -1,8 +1,9 @@
-"""The ensemble path of "auto": voting ensembles and linear stacks, the weighted sum of their members' exact paths."""
+"""The ensemble path of "auto": voting ensembles, linear stacks and sigmoid calibrations, from their members' paths."""
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import (
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
@@ -12,12 +13,13 @@ from sklearn.ensemble import (
     VotingClassifier,
     VotingRegressor,
 )
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVR
+from sklearn.svm import SVC, SVR, LinearSVC
 from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
@@ -45,7 +47,17 @@ def _regressors():
     ]
 
 
-MODEL_NAMES = ["voting", "stacking", "stacking_after_scaler", "soft_voting_probability", "soft_voting_three_classes"]
+MODEL_NAMES = [
+    "voting",
+    "stacking",
+    "stacking_after_scaler",
+    "soft_voting_probability",
+    "soft_voting_three_classes",
+    "calibrated_boosting",
+    "calibrated_linear_svc",
+    "calibrated_forest_probability",
+    "calibrated_prefit",
+]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +76,24 @@ def models(data):
     ]
     soft = VotingClassifier(members, voting="soft", weights=[1.0, 2.0, 1.0]).fit(X, y > 0)
     three = VotingClassifier(members[:2], voting="soft").fit(X, np.digitize(y, [-1.0, 1.0]))
+    labels = y > 0
+    boosting = CalibratedClassifierCV(HistGradientBoostingClassifier(max_iter=15, random_state=0), cv=3).fit(X, labels)
+    svc = CalibratedClassifierCV(make_pipeline(StandardScaler(), LinearSVC()), cv=4).fit(X, labels)
+    forest = CalibratedClassifierCV(RandomForestClassifier(6, max_depth=3, random_state=0), ensemble=False).fit(
+        X, labels
+    )
+    prefit = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X[:150], labels[:150])
+    frozen = CalibratedClassifierCV(FrozenEstimator(prefit)).fit(X[150:], labels[150:])
     return {
+        **{
+            name: (model, "probability", lambda r, model=model: model.predict_proba(r)[:, 1])
+            for name, model in [
+                ("calibrated_boosting", boosting),
+                ("calibrated_linear_svc", svc),
+                ("calibrated_forest_probability", forest),
+                ("calibrated_prefit", frozen),
+            ]
+        },
         "voting": (voting, "auto", voting.predict),
         "stacking": (stacking, "auto", stacking.predict),
         "stacking_after_scaler": (scaled, "auto", scaled.predict),
@@ -137,6 +166,9 @@ def test_pairs_and_feature_groups_are_the_enumerated_ones(data):
         (lambda: StackingRegressor([("ols", Ridge())], final_estimator=DecisionTreeRegressor()), "auto", "linear"),
         (lambda: VotingClassifier([("lr", LogisticRegression())], voting="hard"), "predict", "voting='soft'"),
         (lambda: VotingClassifier([("lr", LogisticRegression())], voting="soft"), "log_odds", "weighted mean"),
+        (lambda: CalibratedClassifierCV(LogisticRegression(), method="isotonic"), "probability", "sigmoid"),
+        (lambda: CalibratedClassifierCV(LogisticRegression()), "log_odds", "not read"),
+        (lambda: CalibratedClassifierCV(make_pipeline(StandardScaler(), SVC())), "probability", "member 0"),
     ],
 )
 def test_ensembles_not_read_sample_and_the_explicit_path_refuses(data, make, output, match):
@@ -147,6 +179,18 @@ def test_ensembles_not_read_sample_and_the_explicit_path_refuses(data, make, out
     assert sampled.algorithm_ != "ensemble"
     with pytest.raises(ValueError, match=match):
         PermutationShapExplainer(model, output=output, algorithm="ensemble", background_size=10).fit(X)
+
+
+def test_multiclass_and_wide_calibrations_sample_and_the_explicit_path_refuses(data):
+    X, y = data
+    three = CalibratedClassifierCV(LogisticRegression(), cv=3).fit(X, np.digitize(y, [-1.0, 1.0]))
+    wide = np.random.default_rng(0).normal(size=(200, 17))
+    binary = CalibratedClassifierCV(LogisticRegression(), cv=3).fit(wide, wide[:, 0] > 0)
+    for model, rows, match in [(three, X, "3 classes"), (binary, wide, "here 17")]:
+        sampled = PermutationShapExplainer(model, output="probability", background_size=10, progress=False).fit(rows)
+        assert sampled.algorithm_ != "ensemble"
+        with pytest.raises(ValueError, match=match):
+            PermutationShapExplainer(model, output="probability", algorithm="ensemble", background_size=10).fit(rows)
 
 
 def test_other_models_are_refused_by_the_explicit_path(data):
