@@ -37,6 +37,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 
 from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._progress import progress_bar
@@ -52,12 +53,13 @@ from sklearn_shapq.backends import (
     resolve_backend,
     tree_predict,
 )
+from sklearn_shapq.explainers._column_maps import DecodedSteps, check_column_sources, column_sources
 from sklearn_shapq.explainers._ensemble_models import WeightedEnsemble, extract_ensemble
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._linear_models import extract_linear
 from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gaussian_naive_bayes
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
-from sklearn_shapq.explainers._output_links import OutputLink, column_wise_preprocessing, preprocessed
+from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
 from sklearn_shapq.explainers._quadratic_models import (
     extract_polynomial_margin,
@@ -699,6 +701,7 @@ def exact_path(
     groups: FeatureGroups,
     device: Any,
     progress: bool,
+    codec: Any = None,
 ) -> ExactPath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
@@ -718,6 +721,8 @@ def exact_path(
         The players.
     device, progress
         The permutation explainer's.
+    codec : TableCodec, optional
+        A raw table's codes: ``background`` holds codes, decoded for a Pipeline's first step (no product kernel).
 
     Returns
     -------
@@ -735,7 +740,9 @@ def exact_path(
     """
     if algorithm not in ("auto", *EXACT_PATHS):
         return None
-    if algorithm in ("auto", PRODUCT_KERNEL):
+    if algorithm in ("auto", PRODUCT_KERNEL) and (codec is None or algorithm == PRODUCT_KERNEL):
+        if codec is not None:
+            raise TypeError("algorithm='product_kernel' takes numeric data; X has category or string columns.")
         try:
             return _product_kernel_path(model, background, background_outputs, groups, device, progress)
         except (TypeError, ValueError):
@@ -745,13 +752,13 @@ def exact_path(
     for name, read in readers:
         if algorithm in ("auto", name):
             try:
-                return read(model, output, background, background_outputs, groups, progress)
+                return read(model, output, background, background_outputs, groups, progress, codec)
             except (TypeError, ValueError):
                 if algorithm != "auto":
                     raise
     if algorithm in ("auto", ENSEMBLE):
         try:
-            return _ensemble_path(model, output, background, background_outputs, groups, device, progress)
+            return _ensemble_path(model, output, background, background_outputs, groups, device, progress, codec)
         except (TypeError, ValueError):
             if algorithm != "auto":
                 raise
@@ -777,15 +784,21 @@ def _product_kernel_path(
 
 
 def _tree_path(
-    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+    codec: Any = None,
 ) -> TreePath:
-    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     link = tree_output(final, output, outputs.shape[1])
     refusal = _enumeration_refusal(model, output, link, "trees' sum", groups.n_players)
     if refusal is not None:
         raise refusal
     trees = extract_trees(final, outputs.shape[1], output, link)
-    raw = _raw_outputs(model, link, output, background, outputs)
+    raw = _raw_outputs(model, link, output, background, outputs, codec)
     offset = (raw - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
     path = TreePath(trees, offset, inputs, groups, preprocessing, progress, link)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
@@ -793,9 +806,15 @@ def _tree_path(
 
 
 def _linear_path(
-    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+    codec: Any = None,
 ) -> LinearPath:
-    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     if is_gaussian_naive_bayes(final):  # linear in its per-feature terms, whose players are their features'
         return _naive_bayes_path(model, final, preprocessing, output, background, outputs, groups, progress)
     coef, links = extract_linear(final, outputs.shape[1], output)
@@ -806,7 +825,7 @@ def _linear_path(
             if refusal is not None:
                 yield refusal
                 continue
-            offset = (_raw_outputs(model, link, output, background, outputs) - inputs @ coef).mean(axis=0)
+            offset = (_raw_outputs(model, link, output, background, outputs, codec) - inputs @ coef).mean(axis=0)
             yield LinearPath(coef, offset, inputs, groups, preprocessing, progress, link)
 
     return _first_that_gives(candidates(), inputs, outputs)
@@ -840,13 +859,21 @@ def _naive_bayes_path(
 
 
 def _quadratic_path(
-    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+    codec: Any = None,
 ) -> QuadraticPath:
-    if has_polynomial_features(model):  # a linear model on degree-2 polynomial features
+    if has_polynomial_features(model):  # a linear model on degree-2 polynomial features, after one-to-one steps
+        if codec is not None:
+            raise TypeError("A raw table's codes are not read through polynomial features.")
         preprocessing, quadratic, linear, links = extract_polynomial_margin(model, outputs.shape[1], output)
         inputs = preprocessed(preprocessing, background)
     else:  # a quadratic discriminant
-        preprocessing, final, inputs = _column_wise_inputs(model, background)
+        preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
         quadratic, linear, link = extract_quadratic(final, outputs.shape[1], output)
         links = (link,)
     if groups.n_players > LINKED_MAX_PLAYERS:
@@ -858,7 +885,7 @@ def _quadratic_path(
 
     def candidates() -> Iterator[QuadraticPath]:
         for link in links:
-            offset = (_raw_outputs(model, link, output, background, outputs) - sums).mean(axis=0)
+            offset = (_raw_outputs(model, link, output, background, outputs, codec) - sums).mean(axis=0)
             yield QuadraticPath(quadratic, linear, offset, inputs, groups, preprocessing, progress, link)
 
     return _first_that_gives(candidates(), inputs, outputs)
@@ -885,9 +912,15 @@ def _first_that_gives(candidates: Iterable[PathT | ValueError], inputs: np.ndarr
 
 
 def _neighbors_path(
-    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, progress: bool
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+    codec: Any = None,
 ) -> NeighborsPath:
-    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     neighbors = extract_neighbors(final, outputs.shape[1], output)
     n_players, n_train = groups.n_players, neighbors.train.shape[0]
     if n_players > LINKED_MAX_PLAYERS or n_train << n_players > NEIGHBOR_MAX_WORK:
@@ -909,6 +942,7 @@ def _ensemble_path(
     groups: FeatureGroups,
     device: Any,
     progress: bool,
+    codec: Any = None,
 ) -> EnsemblePath:
     """Read the ensemble's weights and each member's exact path; check their weighted sum on every background row.
 
@@ -920,7 +954,7 @@ def _ensemble_path(
         Its output is not a weighted sum of its members' outputs, or a member has no exact path (the member's
         reason is chained).
     """
-    preprocessing, final, inputs = _column_wise_inputs(model, background)
+    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     ensemble = extract_ensemble(final, output)
     if ensemble.calibrations is not None and groups.n_players > LINKED_MAX_PLAYERS:
         raise ValueError(
@@ -952,21 +986,35 @@ def _ensemble_path(
     return path
 
 
-def _column_wise_inputs(model: Any, background: np.ndarray) -> tuple[Any, Any, np.ndarray]:
-    """Split ``model`` into its column-wise steps and its last step; return them and the background through the steps.
+def _column_wise_inputs(
+    model: Any, background: np.ndarray, groups: FeatureGroups, codec: Any = None
+) -> tuple[Any, Any, np.ndarray, FeatureGroups]:
+    """Split ``model`` into its steps and its last; return them, the background through the steps, the players.
+
+    The players of the steps' output columns: each the player of the column it comes from. With ``codec``
+    (a raw table's codes), the steps get the decoded table.
 
     Raises
     ------
     TypeError
-        A step that is not column-wise, or steps that change the number of columns.
+        A step whose output columns are not each from one input column (:func:`column_sources`), checked on
+        background rows (:func:`check_column_sources`); a raw table without a Pipeline to encode it.
     """
-    preprocessing, final = column_wise_preprocessing(model)
+    if not isinstance(model, Pipeline):
+        if codec is not None:
+            raise TypeError(
+                f"{type(model).__name__} gets a raw table's category or string columns itself: the exact paths take "
+                "numeric data, or a Pipeline whose steps encode the table."
+            )
+        return None, model, background, groups
+    steps, final = model[:-1], model.steps[-1][1]
+    sources = column_sources(steps, background.shape[1])
+    preprocessing = steps if codec is None else DecodedSteps(codec, steps)
     inputs = preprocessed(preprocessing, background)
-    if inputs.shape != background.shape:
-        raise TypeError(
-            f"The Pipeline's steps before the model give {inputs.shape[1]} columns of {background.shape[1]}."
-        )
-    return preprocessing, final, inputs
+    if inputs.shape[1] != sources.size:
+        raise TypeError(f"The Pipeline's steps give {inputs.shape[1]} columns, not the {sources.size} traced.")
+    check_column_sources(lambda rows: preprocessed(preprocessing, rows), background, inputs, sources)
+    return preprocessing, final, inputs, FeatureGroups(groups.names, groups.player_of_column[sources])
 
 
 def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: str, n_players: int) -> ValueError | None:
@@ -990,14 +1038,19 @@ def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: st
     )
 
 
-def _raw_outputs(model: Any, link: OutputLink, output: str, background: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-    """Return the model's raw sums (N, k) on the background (their mean excess over the structure's: the offset)."""
+def _raw_outputs(
+    model: Any, link: OutputLink, output: str, background: np.ndarray, outputs: np.ndarray, codec: Any = None
+) -> np.ndarray:
+    """Return the model's raw sums (N, k) on the background (their mean excess over the structure's: the offset).
+
+    ``codec``: the background holds a raw table's codes.
+    """
     if link.raw_output is None:  # a log link
         with np.errstate(divide="ignore", invalid="ignore"):  # a non-positive output fails the check
             return np.log(outputs)
     if link.raw_output == output:
         return outputs
-    raw = np.asarray(make_model_function(model, link.raw_output, resolve_backend("cpu"), None)(background))
+    raw = np.asarray(make_model_function(model, link.raw_output, resolve_backend("cpu"), codec)(background))
     if raw.size != outputs.size:
         raise ValueError(
             f"The model's {link.raw_output} has {raw.size // max(1, outputs.shape[0])} columns where the explained "

@@ -99,4 +99,7 @@ def preprocessed(preprocessing: Any, rows: np.ndarray) -> np.ndarray:
         import pandas as pd
 
         rows = pd.DataFrame(rows, columns=list(names))
-    return np.asarray(preprocessing.transform(rows), dtype=np.float64)
+    transformed = preprocessing.transform(rows)
+    if hasattr(transformed, "toarray"):  # a sparse one-hot encoding
+        transformed = transformed.toarray()
+    return np.asarray(transformed, dtype=np.float64)

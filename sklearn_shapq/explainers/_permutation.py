@@ -401,12 +401,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any, output: str) -> ExactPath | None:
         """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
-        if codec is not None:  # a raw table's codes: no product kernel takes them, trees would be read on codes
-            if algorithm in EXACT_PATHS:
-                raise TypeError(f"algorithm={algorithm!r} takes numeric data; X has category or string columns.")
-            return None
         return exact_path(
-            algorithm, self.model, output, background, self._background_outputs, groups, self.device, self.progress
+            algorithm,
+            self.model,
+            output,
+            background,
+            self._background_outputs,
+            groups,
+            self.device,
+            self.progress,
+            codec,
         )
 
     def _exact_values(self, explained: ExplainedRows) -> tuple:
@@ -420,7 +424,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
         path, outputs = self._checked_exact_path(explained)
-        values = path.values(explained.array)
+        values = path.values(_path_rows(explained))
         empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
         if path.shares_rounding:
             values += (outputs.reshape(n_rows, k) - empty - values.sum(axis=1))[:, None, :] / values.shape[1]
@@ -439,7 +443,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         path = cast(ExactPath, self._exact_path)
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
-        path.check(explained.array, outputs)
+        path.check(_path_rows(explained), outputs)
         return path, outputs
 
     def _plan_settings(self) -> tuple:
@@ -661,7 +665,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
         path, _ = self._checked_exact_path(explained)
-        values = path.interactions(explained.array, index)
+        values = path.interactions(_path_rows(explained), index)
         rows, calls = path.checked_model_use
         diagnostics = {
             "exact": True,
@@ -952,3 +956,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             rows_estimate.n_evals,
             (model_rows, model_calls),
         )
+
+
+def _path_rows(explained: ExplainedRows) -> Any:
+    """Return the explained rows as an exact path takes them: the array, or a raw table decoded by its own codes."""
+    return explained.array if explained.codec is None else explained.codec.decode(explained.array)

@@ -1,0 +1,172 @@
+"""Exact paths after steps that widen the table (one-hot encoders in a ColumnTransformer), on raw tables too."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor, VotingRegressor
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+from sklearn.tree import DecisionTreeRegressor
+
+from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq.explainers._column_maps import check_column_sources, column_sources
+from tests.brute_force import brute_force_shapley
+
+COLUMNS = ["colour", "size", "shape", "weight", "count"]
+
+
+@pytest.fixture(scope="module")
+def table():
+    """A raw table: a string column, a categorical one, floats and a small integer column."""
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.normal(size=n),
+            "shape": pd.Categorical(rng.choice(["square", "circle"], n)),
+            "weight": rng.normal(size=n),
+            "count": rng.integers(0, 4, n).astype(float),
+        }
+    )
+    target = 2.0 * (frame.colour == "red") + frame["size"] * (frame["shape"] == "square") + frame.weight
+    return frame, target + 0.1 * rng.normal(size=n)
+
+
+def _encoder():
+    return ColumnTransformer(
+        [
+            ("categories", OneHotEncoder(handle_unknown="ignore"), ["colour", "shape"]),
+            ("numbers", make_pipeline(SimpleImputer(), StandardScaler()), ["size", "weight"]),
+        ],
+        remainder="passthrough",
+    )
+
+
+def _enumerated_values(predict, frame, background, rows):
+    """Brute force over the table's columns: the hybrid rows written as DataFrames, no package code."""
+    values = []
+    for i in range(len(rows)):
+
+        def value(coalition, i=i):
+            hybrid = background.copy()
+            for j in coalition:
+                hybrid[frame.columns[j]] = rows.iloc[i, j]
+            hybrid = hybrid.astype(frame.dtypes.to_dict())
+            return np.mean(predict(hybrid), axis=0)
+
+        values.append(brute_force_shapley(value, frame.shape[1]))
+    return np.array(values)
+
+
+MODELS = {
+    "forest": (lambda: RandomForestRegressor(10, max_depth=5, random_state=0), "auto", "tree"),
+    "ridge": (Ridge, "auto", "linear"),
+    "logistic_probability": (LogisticRegression, "probability", "linear"),
+    "boosting_probability": (lambda: HistGradientBoostingClassifier(max_iter=20), "probability", "tree"),
+    "neighbours": (lambda: KNeighborsRegressor(5), "auto", "neighbors"),
+    "voting": (
+        lambda: VotingRegressor([("tree", DecisionTreeRegressor(max_depth=4)), ("ridge", Ridge())]),
+        "auto",
+        "ensemble",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_raw_table_one_hot_encoded_takes_the_exact_path_of_its_model(table, name):
+    frame, target = table
+    make, output, path = MODELS[name]
+    labels = target > 1.0 if output == "probability" else target
+    model = make_pipeline(_encoder(), make()).fit(frame, labels)
+    background, rows = frame.iloc[:12], frame.iloc[100:103]
+    explainer = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == path
+    explanation = explainer.explain(rows)
+
+    def predict(data):
+        return model.predict_proba(data)[:, 1] if output == "probability" else model.predict(data)
+
+    expected = _enumerated_values(predict, frame, background, rows)
+    np.testing.assert_allclose(explanation.values, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, predict(rows), rtol=1e-9)
+    assert explanation.feature_names == COLUMNS
+
+
+def test_numeric_columns_one_hot_encoded_and_feature_groups(table):
+    frame, target = table
+    numeric = frame.assign(
+        colour=frame.colour.map({"red": 0.0, "green": 1.0, "blue": 2.0}), shape=frame["shape"].cat.codes
+    )
+    encoder = ColumnTransformer(
+        [("one_hot", OneHotEncoder(drop="first"), ["colour", "count"])], remainder="passthrough"
+    )
+    model = make_pipeline(encoder, RandomForestRegressor(8, max_depth=4, random_state=0)).fit(numeric, target)
+    background, rows = numeric.iloc[:10], numeric.iloc[50:52]
+    groups = {"look": ["colour", "shape"], "mass": ["weight", "count"]}
+    explainer = PermutationShapExplainer(model, feature_groups=groups, background_size=None, progress=False)
+    explanation = explainer.fit(background).explain(rows)
+    assert explainer.algorithm_ == "tree"
+    members = [[0, 2], [1], [3, 4]]  # players by first column: look, size, mass
+    for i in range(2):
+
+        def value(players, i=i):
+            hybrid = background.copy()
+            for column in [c for p in players for c in members[p]]:
+                hybrid.iloc[:, column] = rows.iloc[i, column]
+            return model.predict(hybrid).mean()
+
+        np.testing.assert_allclose(explanation.values[i], brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
+
+
+def test_column_sources_trace_encoders_pipelines_and_the_remainder(table):
+    frame, _ = table
+    encoder = ColumnTransformer(
+        [
+            ("one_hot", OneHotEncoder(drop="first"), ["colour", "shape"]),  # 2 + 1 columns
+            ("dropped", "drop", ["size"]),
+            ("ordinal", OrdinalEncoder(), ["count"]),
+        ],
+        remainder="passthrough",  # weight
+    ).fit(frame)
+    np.testing.assert_array_equal(column_sources(encoder, 5), [0, 0, 2, 4, 3])
+    np.testing.assert_array_equal(
+        column_sources(make_pipeline(encoder, StandardScaler()).fit(frame), 5), [0, 0, 2, 4, 3]
+    )
+
+
+def test_steps_that_mix_columns_sample_and_the_explicit_path_refuses(table):
+    frame, target = table
+    numbers = frame[["size", "weight", "count"]]
+    model = make_pipeline(PCA(2), DecisionTreeRegressor(max_depth=3)).fit(numbers, target)
+    sampled = PermutationShapExplainer(model, background_size=10, progress=False).fit(numbers)
+    assert sampled.algorithm_ not in ("tree", "linear")
+    with pytest.raises(TypeError, match="not read as column-wise"):
+        PermutationShapExplainer(model, algorithm="tree", background_size=10).fit(numbers)
+
+
+def test_a_wrong_trace_is_caught_on_the_background():
+    rng = np.random.default_rng(0)
+    background = rng.normal(size=(20, 3))
+    inputs = np.column_stack([background[:, 0], background[:, 0] + background[:, 1], background[:, 2]])
+    with pytest.raises(TypeError, match="one by one"):
+        check_column_sources(
+            lambda rows: np.column_stack([rows[:, 0], rows[:, 0] + rows[:, 1], rows[:, 2]]),
+            background,
+            inputs,
+            np.array([0, 1, 2]),
+        )
+
+
+def test_a_model_that_takes_the_raw_table_itself_is_not_read(table):
+    frame, target = table
+    model = HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype").fit(
+        frame.drop(columns="colour"), target > 1
+    )
+    explainer = PermutationShapExplainer(model, output="probability", background_size=10, progress=False)
+    assert explainer.fit(frame.drop(columns="colour")).algorithm_ != "tree"
