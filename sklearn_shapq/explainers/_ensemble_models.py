@@ -8,7 +8,9 @@ linear in the game, so such an ensemble's values are the same weighted sum of it
 wherever every member's are (the ``"ensemble"`` path of :mod:`~sklearn_shapq.explainers._exact_paths`).
 A binary :class:`~sklearn.calibration.CalibratedClassifierCV` with ``method="sigmoid"`` is the mean over its
 folds of σ(scale · m + shift), m a fold's decision function (or probability): a mean of members each
-through its own sigmoid (Platt's), whose paths enumerate the coalitions.
+through its own sigmoid (Platt's), whose paths enumerate the coalitions. A
+:class:`~sklearn.compose.TransformedTargetRegressor` is its regressor's prediction through the inverse of
+the target's transform: affine for a scaler (a weighted sum of one member), the exponential for a log.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from typing import Any
 
 import numpy as np
 from sklearn.calibration import CalibratedClassifierCV
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.ensemble import StackingRegressor, VotingClassifier, VotingRegressor
 from sklearn.frozen import FrozenEstimator
+from sklearn.preprocessing import FunctionTransformer, MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 
 MEMBER_OUTPUT = {"predict": "predict", "probability": "probability"}
 """The members' output each explained output of an ensemble is a weighted sum of (others are not)."""
@@ -38,8 +42,10 @@ class WeightedEnsemble:
         What is summed of each member: "predict", "probability" or "margin".
     description : str
         The ensemble, for messages.
-    calibrations : tuple of (scale, shift) pairs, optional
-        Each member's output through σ(scale · output + shift) before the sum (a sigmoid calibration).
+    member_link : str, optional
+        Each member's output through this link ("sigmoid", "exp") of ``scale · output + shift`` before the sum.
+    affine : tuple of (scale, shift) pairs, optional
+        Each member's, with ``member_link`` (a sigmoid calibration's −a and −b).
     """
 
     members: tuple[Any, ...]
@@ -47,7 +53,8 @@ class WeightedEnsemble:
     intercept: float
     member_output: str
     description: str
-    calibrations: tuple[tuple[float, float], ...] | None = None
+    member_link: str | None = None
+    affine: tuple[tuple[float, float], ...] | None = None
 
 
 def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
@@ -55,7 +62,8 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
 
     Parameters
     ----------
-    model : fitted VotingRegressor, VotingClassifier, StackingRegressor or CalibratedClassifierCV
+    model : fitted VotingRegressor, VotingClassifier, StackingRegressor, CalibratedClassifierCV or
+        TransformedTargetRegressor
     output : str
         The explained output, resolved: "predict" (regressors) or "probability" (classifiers).
 
@@ -70,7 +78,8 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
     ValueError
         One whose ``output`` is not a weighted sum of its members' outputs: hard voting, a classifier's
         log-odds, a stacking regressor that passes its inputs through or whose final estimator is not
-        linear, an isotonic, temperature or multiclass calibration.
+        linear, an isotonic, temperature or multiclass calibration, a target transform other than a scaler
+        or a log (``np.log`` or ``np.log1p`` with its inverse).
 
     Examples
     --------
@@ -88,8 +97,11 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
         return _stacking(model, output)
     if isinstance(model, CalibratedClassifierCV):
         return _sigmoid_calibration(model, output)
+    if isinstance(model, TransformedTargetRegressor):
+        return _transformed_target(model, output)
     raise TypeError(
-        f"{type(model).__name__} is not a voting ensemble, a stacking regressor or a calibrated classifier."
+        f"{type(model).__name__} is not a voting ensemble, a stacking regressor, a calibrated classifier or a "
+        "transformed target."
     )
 
 
@@ -137,14 +149,51 @@ def _sigmoid_calibration(model: CalibratedClassifierCV, output: str) -> Weighted
             "sigmoids of its folds' outputs (only a binary method='sigmoid' is)."
         )
     members = tuple(_unfrozen(fold.estimator) for fold in model.calibrated_classifiers_)
-    calibrations = tuple(
+    affine = tuple(
         (-float(fold.calibrators[0].a_), -float(fold.calibrators[0].b_)) for fold in model.calibrated_classifiers_
     )
     response = "margin" if hasattr(members[0], "decision_function") else "probability"  # scikit-learn's order
     weights = np.full(len(members), 1.0 / len(members))
-    return WeightedEnsemble(members, weights, 0.0, response, "CalibratedClassifierCV's mean of sigmoids", calibrations)
+    description = "CalibratedClassifierCV's mean of sigmoids"
+    return WeightedEnsemble(members, weights, 0.0, response, description, "sigmoid", affine)
 
 
 def _unfrozen(estimator: Any) -> Any:
     """Return the estimator a FrozenEstimator holds (a prefit model calibrated), or ``estimator``."""
     return estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
+
+
+def _transformed_target(model: TransformedTargetRegressor, output: str) -> WeightedEnsemble:
+    if output != "predict":
+        raise ValueError(f"A TransformedTargetRegressor's output {output!r} is not read (its 'predict' is).")
+    transformer, member = model.transformer_, (model.regressor_,)
+    description = "TransformedTargetRegressor's inverse transform"
+    affine = _affine_inverse(transformer)
+    if affine is not None:  # y = scale · prediction + shift
+        return WeightedEnsemble(member, np.array([affine[0]]), affine[1], "predict", description)
+    inverse = getattr(transformer, "inverse_func", None) if type(transformer) is FunctionTransformer else None
+    if inverse is np.exp or inverse is np.expm1:  # expm1(m) = exp(m) − 1: the −1 is the intercept
+        intercept = -1.0 if inverse is np.expm1 else 0.0
+        return WeightedEnsemble(member, np.ones(1), intercept, "predict", description, "exp", ((1.0, 0.0),))
+    raise ValueError(
+        f"A TransformedTargetRegressor's transform {transformer!r} is not read: a scaler's or an identity's inverse is "
+        "affine, np.exp and np.expm1 are links; others (quantiles, powers, functions) are sampled."
+    )
+
+
+def _affine_inverse(transformer: Any) -> tuple[float, float] | None:
+    """Return (scale, shift) with inverse_transform(t) = scale · t + shift for a one-column scaler or identity."""
+    kind = type(transformer)
+    if kind is FunctionTransformer and transformer.func is None and transformer.inverse_func is None:
+        return 1.0, 0.0
+    if kind is StandardScaler:
+        scale = 1.0 if transformer.scale_ is None else float(transformer.scale_[0])
+        return scale, 0.0 if transformer.mean_ is None else float(transformer.mean_[0])
+    if kind is MinMaxScaler:  # (t − min_) / scale_
+        return 1.0 / float(transformer.scale_[0]), -float(transformer.min_[0]) / float(transformer.scale_[0])
+    if kind is MaxAbsScaler:
+        return float(transformer.scale_[0]), 0.0
+    if kind is RobustScaler:
+        scale = 1.0 if transformer.scale_ is None else float(transformer.scale_[0])
+        return scale, 0.0 if transformer.center_ is None else float(transformer.center_[0])
+    return None

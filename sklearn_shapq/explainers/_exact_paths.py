@@ -14,9 +14,9 @@ kinds of model:
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
 - "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
   features), by enumeration;
-- "ensemble": voting ensembles and stacking regressors with a linear final estimator, whose output is a
-  weighted sum of their members' (:mod:`~sklearn_shapq.explainers._ensemble_models`): the same weighted
-  sum of the members' exact paths.
+- "ensemble": voting ensembles, stacking regressors with a linear final estimator, sigmoid calibrations and
+  transformed targets, whose output is a weighted sum of their members' outputs, each through a link or
+  not (:mod:`~sklearn_shapq.explainers._ensemble_models`): the same weighted sum of the members' exact paths.
 
 Where the structure read from the model gives exactly the outputs the permutation explainer explains
 (``output``; checked on the background in ``fit`` and on every explained row), ``algorithm="auto"``
@@ -220,8 +220,8 @@ class StructurePath(ABC):
         """Tolerance of the path's outputs relative to max(1, |output|): :data:`TREE_RTOL` of its sums."""
         return TREE_RTOL[self.float32_sums]
 
-    def calibrated(self, scale: float, shift: float) -> StructurePath:
-        """Return this path through a sigmoid calibration (Platt's): σ(scale · (sum + offset) + shift).
+    def through(self, link: str, scale: float = 1.0, shift: float = 0.0) -> StructurePath:
+        """Return this path's output through ``link`` of ``scale · (sum + offset) + shift`` (a calibration's sigmoid).
 
         Raises
         ------
@@ -229,11 +229,11 @@ class StructurePath(ABC):
             The path's output is a link of its sum already.
         """
         if self.output.link != "identity" or self.output.log_odds:
-            raise ValueError(f"The {self.name} path's output is a link of its sum already: it is not calibrated again.")
+            raise ValueError(f"The {self.name} path's output is a link of its sum already: it takes no second link.")
         path = copy.copy(self)
         path._scale_structure(scale)
         path.offset = scale * self.offset + shift
-        path.output = OutputLink("margin", "sigmoid")
+        path.output = OutputLink("margin", link)
         return path
 
     def _scale_structure(self, scale: float) -> None:
@@ -956,22 +956,23 @@ def _ensemble_path(
     """
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     ensemble = extract_ensemble(final, output)
-    if ensemble.calibrations is not None and groups.n_players > LINKED_MAX_PLAYERS:
+    if ensemble.member_link is not None and groups.n_players > LINKED_MAX_PLAYERS:
         raise ValueError(
-            f"{ensemble.description} enumerate the 2^p coalitions of each fold's output through its sigmoid, for p <= "
-            f"{LINKED_MAX_PLAYERS} players (here {groups.n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+            f"The {ensemble.description} enumerates the 2^p coalitions of each member's output through its "
+            f"{ensemble.member_link}, for p <= {LINKED_MAX_PLAYERS} players (here {groups.n_players}). "
+            f"{_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
         )
-    calibrations = ensemble.calibrations or (None,) * len(ensemble.members)
+    affine = ensemble.affine or (None,) * len(ensemble.members)
     members: list[ExactPath] = []
-    for position, (member, calibration) in enumerate(zip(ensemble.members, calibrations, strict=True)):
+    for position, (member, scale_shift) in enumerate(zip(ensemble.members, affine, strict=True)):
         member_outputs = np.asarray(
             make_model_function(member, ensemble.member_output, resolve_backend("cpu"), None)(inputs), dtype=np.float64
         )
         reason = None
         try:
             path = exact_path("auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress)
-            if calibration is not None:  # a fold's sum through its own sigmoid: only a structure's sum is rescaled
-                path = path.calibrated(*calibration) if isinstance(path, StructurePath) else None
+            if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
+                path = path.through(ensemble.member_link, *scale_shift) if isinstance(path, StructurePath) else None
         except (TypeError, ValueError) as exc:  # a member asked for by "auto" raises only its own errors
             path, reason = None, exc
         if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.calibration import CalibratedClassifierCV
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.ensemble import (
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
@@ -18,7 +19,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardScaler
 from sklearn.svm import SVC, SVR, LinearSVC
 from sklearn.tree import DecisionTreeRegressor
 
@@ -57,6 +58,10 @@ MODEL_NAMES = [
     "calibrated_linear_svc",
     "calibrated_forest_probability",
     "calibrated_prefit",
+    "log_target",
+    "log1p_target",
+    "scaled_target",
+    "min_max_target",
 ]
 
 
@@ -84,7 +89,27 @@ def models(data):
     )
     prefit = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X[:150], labels[:150])
     frozen = CalibratedClassifierCV(FrozenEstimator(prefit)).fit(X[150:], labels[150:])
+    positive = np.exp(y / 3.0)
+    log_target = TransformedTargetRegressor(
+        RandomForestRegressor(6, max_depth=4, random_state=0), func=np.log, inverse_func=np.exp
+    ).fit(X, positive)
+    log1p_target = TransformedTargetRegressor(
+        make_pipeline(StandardScaler(), Ridge()), func=np.log1p, inverse_func=np.expm1
+    ).fit(X, positive)
+    scaled_target = TransformedTargetRegressor(
+        GradientBoostingRegressor(n_estimators=20), transformer=StandardScaler()
+    ).fit(X, y)
+    min_max_target = TransformedTargetRegressor(Ridge(), transformer=MinMaxScaler()).fit(X, y)
     return {
+        **{
+            name: (model, "auto", model.predict)
+            for name, model in [
+                ("log_target", log_target),
+                ("log1p_target", log1p_target),
+                ("scaled_target", scaled_target),
+                ("min_max_target", min_max_target),
+            ]
+        },
         **{
             name: (model, "probability", lambda r, model=model: model.predict_proba(r)[:, 1])
             for name, model in [
@@ -169,6 +194,12 @@ def test_pairs_and_feature_groups_are_the_enumerated_ones(data):
         (lambda: CalibratedClassifierCV(LogisticRegression(), method="isotonic"), "probability", "sigmoid"),
         (lambda: CalibratedClassifierCV(LogisticRegression()), "log_odds", "not read"),
         (lambda: CalibratedClassifierCV(make_pipeline(StandardScaler(), SVC())), "probability", "member 0"),
+        (
+            lambda: TransformedTargetRegressor(Ridge(), transformer=QuantileTransformer(n_quantiles=50)),
+            "auto",
+            "not read",
+        ),
+        (lambda: TransformedTargetRegressor(Ridge(), func=np.arcsinh, inverse_func=np.sinh), "auto", "not read"),
     ],
 )
 def test_ensembles_not_read_sample_and_the_explicit_path_refuses(data, make, output, match):
