@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sklearn_shapq.backends._linked_trees import LINKS, _apply_link
+from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots
 from sklearn_shapq.backends._threads import run_ranges
 
 
@@ -26,6 +26,7 @@ def _linked_linear_kernel(
     link: int,
     log_odds: bool,
     clip: float,
+    knots: np.ndarray,
     out: np.ndarray,
     start: int,
     stop: int,
@@ -48,7 +49,7 @@ def _linked_linear_kernel(
                 for c in range(bit):
                     for k in range(n_outputs):
                         table[c + bit, k] = table[c, k] + delta[player, k]
-            _apply_link(table, link, log_odds, clip)
+            _apply_link(table, link, log_odds, clip, knots)
             for c in range(n_coalitions):
                 for k in range(n_outputs):
                     out[i, c, k] += table[c, k]
@@ -64,6 +65,7 @@ def linked_linear_table(
     link: str,
     log_odds: bool = False,
     clip: float = 0.0,
+    knots: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(z·w + offset + Σ_{i ∈ S} δ_i).
 
@@ -78,10 +80,12 @@ def linked_linear_table(
     player_of_column : int ndarray of shape (d,)
     n_players : int
         p, at most 30.
-    link : {"identity", "sigmoid", "softmax", "exp"}
+    link : {"identity", "sigmoid", "softmax", "exp", "interp"}
     log_odds : bool, default=False
         Then log(p / (1 − p)) of the result clipped to [clip, 1 − clip].
     clip : float, default=0.0
+    knots : ndarray of shape (2, K), optional
+        The "interp" link's increasing x and their y.
 
     Returns
     -------
@@ -105,11 +109,11 @@ def linked_linear_table(
     out = np.zeros((n, 1 << n_players, n_outputs))
     players = np.ascontiguousarray(player_of_column, dtype=np.int64)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
-    code = LINKS.index(link)
+    code, curve = LINKS.index(link), _knots(knots)
 
     def call(start: int, stop: int) -> None:
         _linked_linear_kernel(
-            rows, background, weights, constant, players, n_players, code, log_odds, clip, out, start, stop
+            rows, background, weights, constant, players, n_players, code, log_odds, clip, curve, out, start, stop
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sklearn_shapq.backends._linked_trees import LINKS, _apply_link
+from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots
 from sklearn_shapq.backends._threads import run_ranges
 
 
@@ -30,6 +30,7 @@ def _linked_quadratic_kernel(
     link: int,
     log_odds: bool,
     clip: float,
+    knots: np.ndarray,
     out: np.ndarray,
     start: int,
     stop: int,
@@ -78,7 +79,7 @@ def _linked_quadratic_kernel(
                             between[c + below] = between[c] + crossing
                     for c in range(bit):
                         table[c + bit, k] = table[c, k] + single[p, k] + between[c]
-            _apply_link(table, link, log_odds, clip)
+            _apply_link(table, link, log_odds, clip, knots)
             for c in range(n_coalitions):
                 for k in range(n_outputs):
                     out[i, c, k] += table[c, k]
@@ -94,6 +95,7 @@ def linked_quadratic_table(
     link: str,
     log_odds: bool = False,
     clip: float = 0.0,
+    knots: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(c + bᵀh + hᵀAh), h the hybrid row.
 
@@ -108,10 +110,12 @@ def linked_quadratic_table(
     player_of_column : int ndarray of shape (d,)
     n_players : int
         p, at most 30.
-    link : {"identity", "sigmoid", "softmax", "exp"}
+    link : {"identity", "sigmoid", "softmax", "exp", "interp"}
     log_odds : bool, default=False
         Then log(p / (1 − p)) of the result clipped to [clip, 1 − clip].
     clip : float, default=0.0
+    knots : ndarray of shape (2, K), optional
+        The "interp" link's increasing x and their y.
 
     Returns
     -------
@@ -140,11 +144,24 @@ def linked_quadratic_table(
     out = np.zeros((n, 1 << n_players, n_outputs))
     players = np.ascontiguousarray(player_of_column, dtype=np.int64)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
-    code = LINKS.index(link)
+    code, curve = LINKS.index(link), _knots(knots)
 
     def call(start: int, stop: int) -> None:
         _linked_quadratic_kernel(
-            rows, background, quadratic, linear, constant, players, n_players, code, log_odds, clip, out, start, stop
+            rows,
+            background,
+            quadratic,
+            linear,
+            constant,
+            players,
+            n_players,
+            code,
+            log_odds,
+            clip,
+            curve,
+            out,
+            start,
+            stop,
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)

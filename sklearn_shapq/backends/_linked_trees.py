@@ -19,14 +19,22 @@ import numpy as np
 from sklearn_shapq.backends._threads import run_ranges
 from sklearn_shapq.backends._tree_shapley import LEAF_MOEBIUS, TreeArrays, walk_buffers, walk_pair
 
-LINKS = ("identity", "sigmoid", "softmax", "exp")
-"""The maps from the trees' sums (plus the constant) to the explained outputs, by code (their position)."""
+LINKS = ("identity", "sigmoid", "softmax", "exp", "interp")
+"""The maps from the trees' sums (plus the constant) to the explained outputs, by code (their position); "interp"
+is the piecewise-linear function through ``knots`` (an isotonic calibration's), constant beyond its ends."""
+NO_KNOTS = np.zeros((2, 0))
+"""The knots of every link but "interp"."""
 
 
 @numba.njit(nogil=True, cache=True)
-def _apply_link(table: np.ndarray, link: int, log_odds: bool, clip: float) -> None:  # pragma: no cover - numba
+def _apply_link(
+    table: np.ndarray, link: int, log_odds: bool, clip: float, knots: np.ndarray
+) -> None:  # pragma: no cover - numba
     """Map each coalition's sums (C, K) through the link in place; then the log-odds of the clipped result."""
     n_coalitions, n_outputs = table.shape
+    if link == 4:
+        for k in range(n_outputs):
+            table[:, k] = np.interp(table[:, k], knots[0], knots[1])
     for c in range(n_coalitions):
         if link == 1:
             for k in range(n_outputs):
@@ -69,6 +77,7 @@ def _linked_table_kernel(
     link: int,
     log_odds: bool,
     clip: float,
+    knots: np.ndarray,
     out: np.ndarray,
     start: int,
     stop: int,
@@ -111,13 +120,15 @@ def _linked_table_kernel(
                     for low in range(bit):
                         for k in range(n_outputs):
                             table[high + bit + low, k] += table[high + low, k]
-            _apply_link(table, link, log_odds, clip)
+            _apply_link(table, link, log_odds, clip, knots)
             for c in range(n_coalitions):
                 for k in range(n_outputs):
                     out[i, c, k] += table[c, k]
 
 
-def apply_link(sums: np.ndarray, link: str, log_odds: bool = False, clip: float = 0.0) -> np.ndarray:
+def apply_link(
+    sums: np.ndarray, link: str, log_odds: bool = False, clip: float = 0.0, knots: np.ndarray | None = None
+) -> np.ndarray:
     """Return ``sums`` (n, n_outputs) through ``link`` (as :func:`linked_tree_table` maps each coalition's).
 
     Examples
@@ -126,7 +137,7 @@ def apply_link(sums: np.ndarray, link: str, log_odds: bool = False, clip: float 
     [[0.25, 0.75]]
     """
     out = np.array(sums, dtype=np.float64, order="C", ndmin=2)
-    _apply_link(out, LINKS.index(link), log_odds, clip)
+    _apply_link(out, LINKS.index(link), log_odds, clip, _knots(knots))
     return out
 
 
@@ -140,6 +151,7 @@ def linked_tree_table(
     link: str,
     log_odds: bool = False,
     clip: float = 0.0,
+    knots: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(m_z(S) + offset).
 
@@ -154,11 +166,13 @@ def linked_tree_table(
         Each column's player (a feature group's columns share one).
     n_players : int
         p, at most 30 (the table holds 2^p coalitions per row).
-    link : {"identity", "sigmoid", "softmax", "exp"}
+    link : {"identity", "sigmoid", "softmax", "exp", "interp"}
         "softmax" across the outputs (one per class); the others output by output.
     log_odds : bool, default=False
         Then log(p / (1 − p)) of the result clipped to [clip, 1 − clip].
     clip : float, default=0.0
+    knots : ndarray of shape (2, K), optional
+        The "interp" link's increasing x and their y.
 
     Returns
     -------
@@ -188,7 +202,7 @@ def linked_tree_table(
     arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
     players = np.ascontiguousarray(player_of_column, dtype=np.int64)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
-    code = LINKS.index(link)
+    code, curve = LINKS.index(link), _knots(knots)
 
     def call(start: int, stop: int) -> None:
         _linked_table_kernel(
@@ -203,6 +217,7 @@ def linked_tree_table(
             code,
             log_odds,
             clip,
+            curve,
             out,
             start,
             stop,
@@ -211,3 +226,8 @@ def linked_tree_table(
     run_ranges(call, n, 1, ranges_per_thread=4)
     out /= background.shape[0]
     return out
+
+
+def _knots(knots: np.ndarray | None) -> np.ndarray:
+    """Return the "interp" link's knots (2, K) as contiguous floats, or :data:`NO_KNOTS`."""
+    return NO_KNOTS if knots is None else np.ascontiguousarray(knots, dtype=np.float64).reshape(2, -1)

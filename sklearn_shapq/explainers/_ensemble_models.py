@@ -6,9 +6,9 @@ A :class:`~sklearn.ensemble.VotingRegressor` predicts the weighted mean of its m
 the final estimator's coefficients times its members' predictions plus its intercept. Shapley values are
 linear in the game, so such an ensemble's values are the same weighted sum of its members' values: exact
 wherever every member's are (the ``"ensemble"`` path of :mod:`~sklearn_shapq.explainers._exact_paths`).
-A binary :class:`~sklearn.calibration.CalibratedClassifierCV` with ``method="sigmoid"`` is the mean over its
-folds of σ(scale · m + shift), m a fold's decision function (or probability): a mean of members each
-through its own sigmoid (Platt's), whose paths enumerate the coalitions. A
+A binary :class:`~sklearn.calibration.CalibratedClassifierCV` is the mean over its folds of a link of m, a
+fold's decision function (or probability): σ(scale · m + shift) with ``method="sigmoid"`` (Platt's), the
+interpolation of its thresholds with ``method="isotonic"``; each member's path enumerates the coalitions. A
 :class:`~sklearn.compose.TransformedTargetRegressor` is its regressor's prediction through the inverse of
 the target's transform: affine for a scaler (a weighted sum of one member), the exponential for a log.
 """
@@ -46,6 +46,8 @@ class WeightedEnsemble:
         Each member's output through this link ("sigmoid", "exp") of ``scale · output + shift`` before the sum.
     affine : tuple of (scale, shift) pairs, optional
         Each member's, with ``member_link`` (a sigmoid calibration's −a and −b).
+    knots : tuple of ndarrays of shape (2, K), optional
+        Each member's "interp" link (an isotonic calibration's thresholds and values).
     """
 
     members: tuple[Any, ...]
@@ -55,6 +57,7 @@ class WeightedEnsemble:
     description: str
     member_link: str | None = None
     affine: tuple[tuple[float, float], ...] | None = None
+    knots: tuple[np.ndarray, ...] | None = None
 
 
 def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
@@ -78,7 +81,7 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
     ValueError
         One whose ``output`` is not a weighted sum of its members' outputs: hard voting, a classifier's
         log-odds, a stacking regressor that passes its inputs through or whose final estimator is not
-        linear, an isotonic, temperature or multiclass calibration, a target transform other than a scaler
+        linear, a temperature or multiclass calibration, a target transform other than a scaler
         or a log (``np.log`` or ``np.log1p`` with its inverse).
 
     Examples
@@ -96,7 +99,7 @@ def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
     if isinstance(model, StackingRegressor):
         return _stacking(model, output)
     if isinstance(model, CalibratedClassifierCV):
-        return _sigmoid_calibration(model, output)
+        return _calibration(model, output)
     if isinstance(model, TransformedTargetRegressor):
         return _transformed_target(model, output)
     raise TypeError(
@@ -138,24 +141,29 @@ def _stacking(model: StackingRegressor, output: str) -> WeightedEnsemble:
     )
 
 
-def _sigmoid_calibration(model: CalibratedClassifierCV, output: str) -> WeightedEnsemble:
+def _calibration(model: CalibratedClassifierCV, output: str) -> WeightedEnsemble:
     if output != "probability":
         raise ValueError(
             f"A CalibratedClassifierCV's output {output!r} is not read from its folds (its 'probability' is)."
         )
-    if model.method != "sigmoid" or len(model.classes_) != 2:
+    if model.method not in ("sigmoid", "isotonic") or len(model.classes_) != 2:
         raise ValueError(
             f"A CalibratedClassifierCV with method={model.method!r} and {len(model.classes_)} classes is not a mean of "
-            "sigmoids of its folds' outputs (only a binary method='sigmoid' is)."
+            "its folds' outputs each through a link (a binary method='sigmoid' or 'isotonic' is)."
         )
-    members = tuple(_unfrozen(fold.estimator) for fold in model.calibrated_classifiers_)
-    affine = tuple(
-        (-float(fold.calibrators[0].a_), -float(fold.calibrators[0].b_)) for fold in model.calibrated_classifiers_
-    )
+    folds = model.calibrated_classifiers_
+    members = tuple(_unfrozen(fold.estimator) for fold in folds)
     response = "margin" if hasattr(members[0], "decision_function") else "probability"  # scikit-learn's order
     weights = np.full(len(members), 1.0 / len(members))
-    description = "CalibratedClassifierCV's mean of sigmoids"
-    return WeightedEnsemble(members, weights, 0.0, response, description, "sigmoid", affine)
+    description = f"CalibratedClassifierCV's mean of {model.method} calibrations"
+    if model.method == "sigmoid":  # σ(−(a m + b))
+        affine = tuple((-float(fold.calibrators[0].a_), -float(fold.calibrators[0].b_)) for fold in folds)
+        return WeightedEnsemble(members, weights, 0.0, response, description, "sigmoid", affine)
+    knots = tuple(  # an isotonic regression interpolates its thresholds (clipped beyond them)
+        np.array([fold.calibrators[0].X_thresholds_, fold.calibrators[0].y_thresholds_], dtype=np.float64)
+        for fold in folds
+    )
+    return WeightedEnsemble(members, weights, 0.0, response, description, "interp", ((1.0, 0.0),) * len(folds), knots)
 
 
 def _unfrozen(estimator: Any) -> Any:

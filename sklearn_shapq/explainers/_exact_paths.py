@@ -200,6 +200,7 @@ class StructurePath(ABC):
         output: OutputLink,
     ) -> None:
         self.offset, self.background, self.groups = offset, background, groups
+        self.knots: np.ndarray | None = None  # the "interp" link's (an isotonic calibration's, :meth:`through`)
         self.preprocessing, self.progress, self.output = preprocessing, progress, output
 
     @property
@@ -220,8 +221,12 @@ class StructurePath(ABC):
         """Tolerance of the path's outputs relative to max(1, |output|): :data:`TREE_RTOL` of its sums."""
         return TREE_RTOL[self.float32_sums]
 
-    def through(self, link: str, scale: float = 1.0, shift: float = 0.0) -> StructurePath:
+    def through(
+        self, link: str, scale: float = 1.0, shift: float = 0.0, knots: np.ndarray | None = None
+    ) -> StructurePath:
         """Return this path's output through ``link`` of ``scale · (sum + offset) + shift`` (a calibration's sigmoid).
+
+        ``knots``: the "interp" link's (2, K) increasing x and their y (an isotonic calibration's).
 
         Raises
         ------
@@ -233,7 +238,7 @@ class StructurePath(ABC):
         path = copy.copy(self)
         path._scale_structure(scale)
         path.offset = scale * self.offset + shift
-        path.output = OutputLink("margin", link)
+        path.output, path.knots = OutputLink("margin", link), knots
         return path
 
     def _scale_structure(self, scale: float) -> None:
@@ -247,7 +252,9 @@ class StructurePath(ABC):
     def predict(self, inputs: np.ndarray) -> np.ndarray:
         """Return the explained output (n, k) of rows in the structure's input units: the link of the sum."""
         sums = self._sums(inputs) + self.offset
-        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP) if self.linked else sums
+        if not self.linked:
+            return sums
+        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP, self.knots)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k), from the games on all coalitions."""
@@ -323,6 +330,7 @@ class StructurePath(ABC):
             self.output.link,
             self.output.log_odds,
             PROBABILITY_CLIP,
+            self.knots,
         )
 
 
@@ -963,8 +971,9 @@ def _ensemble_path(
             f"{_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
         )
     affine = ensemble.affine or (None,) * len(ensemble.members)
+    knots = ensemble.knots or (None,) * len(ensemble.members)
     members: list[ExactPath] = []
-    for position, (member, scale_shift) in enumerate(zip(ensemble.members, affine, strict=True)):
+    for position, (member, scale_shift, curve) in enumerate(zip(ensemble.members, affine, knots, strict=True)):
         member_outputs = np.asarray(
             make_model_function(member, ensemble.member_output, resolve_backend("cpu"), None)(inputs), dtype=np.float64
         )
@@ -972,7 +981,10 @@ def _ensemble_path(
         try:
             path = exact_path("auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress)
             if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
-                path = path.through(ensemble.member_link, *scale_shift) if isinstance(path, StructurePath) else None
+                if isinstance(path, StructurePath):
+                    path = path.through(ensemble.member_link, *scale_shift, curve)
+                else:
+                    path = None
         except (TypeError, ValueError) as exc:  # a member asked for by "auto" raises only its own errors
             path, reason = None, exc
         if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:

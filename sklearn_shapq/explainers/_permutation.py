@@ -179,7 +179,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           polynomial features: the 2^p coalitions of the quadratic margin, p <= 16); "ensemble" (a
           VotingRegressor, a soft VotingClassifier's probability, a StackingRegressor with a linear
           final estimator: the weighted sum of its members' exact paths; a binary
-          CalibratedClassifierCV's sigmoid calibration: its folds' paths through their sigmoids, p <= 16;
+          CalibratedClassifierCV's sigmoid or isotonic calibration: its folds' paths through their
+          calibrations, p <= 16;
           a TransformedTargetRegressor with a scaler or a log: its regressor's path, rescaled or
           through exp).
           Taken where the structure

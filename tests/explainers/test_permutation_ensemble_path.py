@@ -58,6 +58,8 @@ MODEL_NAMES = [
     "calibrated_linear_svc",
     "calibrated_forest_probability",
     "calibrated_prefit",
+    "isotonic_boosting",
+    "isotonic_linear_svc",
     "log_target",
     "log1p_target",
     "scaled_target",
@@ -89,6 +91,12 @@ def models(data):
     )
     prefit = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X[:150], labels[:150])
     frozen = CalibratedClassifierCV(FrozenEstimator(prefit)).fit(X[150:], labels[150:])
+    isotonic_boosting = CalibratedClassifierCV(
+        HistGradientBoostingClassifier(max_iter=15, random_state=0), method="isotonic", cv=3
+    ).fit(X, labels)
+    isotonic_svc = CalibratedClassifierCV(make_pipeline(StandardScaler(), LinearSVC()), method="isotonic").fit(
+        X, labels
+    )
     positive = np.exp(y / 3.0)
     log_target = TransformedTargetRegressor(
         RandomForestRegressor(6, max_depth=4, random_state=0), func=np.log, inverse_func=np.exp
@@ -117,6 +125,8 @@ def models(data):
                 ("calibrated_linear_svc", svc),
                 ("calibrated_forest_probability", forest),
                 ("calibrated_prefit", frozen),
+                ("isotonic_boosting", isotonic_boosting),
+                ("isotonic_linear_svc", isotonic_svc),
             ]
         },
         "voting": (voting, "auto", voting.predict),
@@ -191,7 +201,6 @@ def test_pairs_and_feature_groups_are_the_enumerated_ones(data):
         (lambda: StackingRegressor([("ols", Ridge())], final_estimator=DecisionTreeRegressor()), "auto", "linear"),
         (lambda: VotingClassifier([("lr", LogisticRegression())], voting="hard"), "predict", "voting='soft'"),
         (lambda: VotingClassifier([("lr", LogisticRegression())], voting="soft"), "log_odds", "weighted mean"),
-        (lambda: CalibratedClassifierCV(LogisticRegression(), method="isotonic"), "probability", "sigmoid"),
         (lambda: CalibratedClassifierCV(LogisticRegression()), "log_odds", "not read"),
         (lambda: CalibratedClassifierCV(make_pipeline(StandardScaler(), SVC())), "probability", "member 0"),
         (

@@ -106,6 +106,21 @@ def test_the_table_is_the_linked_margin_on_every_hybrid_row(data):
             np.testing.assert_allclose(table[row, code], model.predict_proba(hybrid).mean(axis=0), rtol=1e-12)
 
 
+def test_the_interp_link_table_is_the_interpolated_margin_on_every_hybrid_row(data):
+    X, margin = data
+    coef, offset = np.array([[1.0], [-0.5], [2.0], [0.0], [0.3]]), np.array([0.2])
+    knots = np.array([[-3.0, -1.0, 0.5, 2.0], [0.0, 0.1, 0.7, 1.0]])
+    x, background = X[:2], X[50:56]
+    table = linked_linear_table(coef, x, background, offset, np.arange(D), D, "interp", knots=knots)
+    for row in range(2):
+        for code in range(1 << D):
+            hybrid = background.copy()
+            members = [j for j in range(D) if code >> j & 1]
+            hybrid[:, members] = x[row, members]
+            expected = np.interp(hybrid @ coef[:, 0] + offset[0], knots[0], knots[1]).mean()
+            np.testing.assert_allclose(table[row, code, 0], expected, rtol=1e-12)
+
+
 def test_a_naive_bayes_grouped_features_get_the_enumerated_values_of_the_groups(data):
     X, margin = data
     model = GaussianNB().fit(X, np.digitize(margin, [-1.0, 1.0]))
