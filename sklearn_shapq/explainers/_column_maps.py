@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
@@ -70,16 +71,18 @@ def column_sources(step: Any, n_inputs: int) -> np.ndarray:
     >>> column_sources(encoder, 2).tolist()  # three colours, then the size
     [0, 0, 0, 1]
     """
+    if type(step) is SimpleImputer and not step.add_indicator:
+        return np.flatnonzero(~_dropped_by_imputer(step))
     if _is_one_to_one(step):
         return np.arange(n_inputs)
-    if isinstance(step, OneHotEncoder):
+    if type(step) is OneHotEncoder:
         return np.repeat(np.arange(n_inputs), step._n_features_outs)
-    if isinstance(step, Pipeline):
+    if type(step) is Pipeline:
         sources = np.arange(n_inputs)
         for _, inner in step.steps:
             sources = sources[column_sources(inner, sources.size)]
         return sources
-    if isinstance(step, ColumnTransformer):
+    if type(step) is ColumnTransformer:
         return _column_transformer_sources(step)
     raise TypeError(
         f"The Pipeline's step {type(step).__name__} is not read as column-wise (each output column from one input "
@@ -91,10 +94,16 @@ def column_sources(step: Any, n_inputs: int) -> np.ndarray:
 def _is_one_to_one(step: Any) -> bool:
     if step is None or (isinstance(step, str) and step == "passthrough"):
         return True
-    imputer = type(step) is SimpleImputer and not step.add_indicator
     ordinal_bins = type(step) is KBinsDiscretizer and step.encode == "ordinal"
     identity = type(step) is FunctionTransformer and step.func is None  # a ColumnTransformer's passed-through rest
-    return type(step) in ONE_TO_ONE or imputer or ordinal_bins or identity
+    return type(step) in ONE_TO_ONE or ordinal_bins or identity
+
+
+def _dropped_by_imputer(imputer: SimpleImputer) -> np.ndarray:
+    """Return which input columns a fitted SimpleImputer drops: those all missing in fit, unless it keeps them."""
+    if imputer.strategy == "constant" or imputer.keep_empty_features:
+        return np.zeros(len(imputer.statistics_), dtype=bool)
+    return np.asarray(pd.isna(imputer.statistics_), dtype=bool)
 
 
 def _column_transformer_sources(transformer: ColumnTransformer) -> np.ndarray:
@@ -104,7 +113,10 @@ def _column_transformer_sources(transformer: ColumnTransformer) -> np.ndarray:
         columns = np.asarray(transformer._transformer_to_input_indices[name], dtype=np.int64)
         if (isinstance(step, str) and step == "drop") or columns.size == 0:
             continue
-        sources[pieces[name]] = columns[column_sources(step, columns.size)]
+        traced = column_sources(step, columns.size)
+        if traced.size != pieces[name].stop - pieces[name].start:
+            raise TypeError(f"The ColumnTransformer's {name!r} gives columns that could not be traced to its inputs.")
+        sources[pieces[name]] = columns[traced]
     if (sources < 0).any():
         raise TypeError("The ColumnTransformer's output columns could not all be traced to an input column.")
     return sources
@@ -113,23 +125,31 @@ def _column_transformer_sources(transformer: ColumnTransformer) -> np.ndarray:
 def check_column_sources(
     transform: Any, background: np.ndarray, inputs: np.ndarray, sources: np.ndarray, seed: int = 0
 ) -> None:
-    """Check that ``transform`` gives every hybrid row of background pairs column by column through ``sources``.
+    """Check that ``transform`` gives hybrid rows of the background column by column through ``sources``.
 
-    For :data:`CHECKED_PAIRS` pairs of background rows and a random coalition of columns each, the output of
-    the hybrid row must be the first row's output on the columns whose source is in the coalition and the
-    second's elsewhere (``inputs`` holds the background's outputs).
+    Two kinds of hybrid rows: for every input column whose background values differ, the first background
+    row with that column from a row where it differs (all of the column's output columns must follow it, and
+    no other); and :data:`CHECKED_PAIRS` pairs of background rows with a random coalition of columns each.
+    The output of a hybrid row must be the first row's output on the columns whose source is in the
+    coalition and the second's elsewhere (``inputs`` holds the background's outputs). A column constant
+    on the background cannot be checked.
 
     Raises
     ------
     TypeError
         An output column that depends on more than its source column (the preprocessing is not read).
     """
-    n = background.shape[0]
+    n, d = background.shape
     if n < 2:
         return
     rng = np.random.default_rng(seed)
     first, second = rng.integers(n, size=CHECKED_PAIRS), rng.integers(n, size=CHECKED_PAIRS)
-    coalitions = rng.random((CHECKED_PAIRS, background.shape[1])) < 0.5
+    coalitions = rng.random((CHECKED_PAIRS, d)) < 0.5
+    same = (background == background[0]) | (pd.isna(background) & pd.isna(background[0]))
+    varied = np.flatnonzero(~same.all(axis=0))  # columns with another value than row 0's somewhere
+    first = np.concatenate([first, np.zeros(varied.size, dtype=np.int64)])
+    second = np.concatenate([second, np.argmin(same[:, varied], axis=0)])
+    coalitions = np.concatenate([coalitions, np.arange(d)[None, :] != varied[:, None]])
     hybrid = np.where(coalitions, background[first], background[second])
     expected = np.where(coalitions[:, sources], inputs[first], inputs[second])
     if not np.allclose(transform(hybrid), expected, rtol=1e-12, atol=1e-12, equal_nan=True):

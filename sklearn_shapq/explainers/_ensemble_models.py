@@ -118,26 +118,25 @@ def _voting(model: VotingRegressor | VotingClassifier, output: str) -> WeightedE
     kept = [est != "drop" for _, est in model.estimators]
     weights = np.ones(len(kept)) if model.weights is None else np.asarray(model.weights, dtype=np.float64)
     weights = weights[np.asarray(kept)]
-    return WeightedEnsemble(
-        tuple(model.estimators_), weights / weights.sum(), 0.0, MEMBER_OUTPUT[output], f"{name}'s weighted mean"
-    )
+    members = tuple(_unfrozen(est) for est in model.estimators_)
+    return WeightedEnsemble(members, weights / weights.sum(), 0.0, MEMBER_OUTPUT[output], f"{name}'s weighted mean")
 
 
 def _stacking(model: StackingRegressor, output: str) -> WeightedEnsemble:
     final = model.final_estimator_
-    coef, intercept = getattr(final, "coef_", None), getattr(final, "intercept_", 0.0)
+    coef, intercept = getattr(final, "coef_", None), np.ravel(getattr(final, "intercept_", 0.0))
     if output != "predict":
         raise ValueError(f"A StackingRegressor's output {output!r} is not read from its members (its 'predict' is).")
     if model.passthrough:
         raise ValueError("A StackingRegressor with passthrough=True also gives its final estimator the raw inputs.")
-    members = tuple(est for est in model.estimators_ if not isinstance(est, str))
-    if coef is None or np.ndim(coef) != 1 or np.shape(coef)[0] != len(members) or np.ndim(intercept) != 0:
+    members = tuple(_unfrozen(est) for est in model.estimators_ if not isinstance(est, str))
+    if coef is None or np.ndim(coef) != 1 or np.shape(coef)[0] != len(members) or intercept.size != 1:
         raise ValueError(
             f"A StackingRegressor's final estimator {type(final).__name__} is not linear in its members' predictions "
             "(no coef_ of one weight per member)."
         )
     return WeightedEnsemble(
-        members, np.asarray(coef, dtype=np.float64), float(intercept), "predict", "StackingRegressor's linear stack"
+        members, np.asarray(coef, dtype=np.float64), float(intercept[0]), "predict", "StackingRegressor's linear stack"
     )
 
 

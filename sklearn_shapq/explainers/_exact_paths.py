@@ -14,8 +14,8 @@ kinds of model:
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
 - "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
   features), by enumeration;
-- "ensemble": voting ensembles, stacking regressors with a linear final estimator, sigmoid calibrations and
-  transformed targets, whose output is a weighted sum of their members' outputs, each through a link or
+- "ensemble": voting ensembles, stacking regressors with a linear final estimator, sigmoid and isotonic
+  calibrations and transformed targets, whose output is a weighted sum of their members' outputs, each through a link or
   not (:mod:`~sklearn_shapq.explainers._ensemble_models`): the same weighted sum of the members' exact paths.
 
 Where the structure read from the model gives exactly the outputs the permutation explainer explains
@@ -116,8 +116,10 @@ class ProductKernelPath:
     """Its values are not completed to the model's outputs: a Gaussian process's predictions of a row move
     (by 1e-9 relative) with the rows predicted beside it, and a row's values must not."""
 
-    def __init__(self, explainer: ProductKernelShapExplainer) -> None:
+    def __init__(self, explainer: ProductKernelShapExplainer, names: list[str]) -> None:
         self.explainer = explainer
+        # the explainer orders its players by their first column; the path gives them in ``names``' order
+        self.order = np.array([explainer.feature_groups_.names.index(name) for name in names])
 
     @property
     def checked_model_use(self) -> tuple[int, int]:
@@ -134,12 +136,13 @@ class ProductKernelPath:
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
-        return np.asarray(self.explainer.explain(rows).values).reshape(n, p, k)
+        return np.asarray(self.explainer.explain(rows).values).reshape(n, p, k)[:, self.order]
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
-        return np.asarray(self.explainer.explain_interactions(rows, index=index).values).reshape(n, p, p, k)
+        pairs = np.asarray(self.explainer.explain_interactions(rows, index=index).values).reshape(n, p, p, k)
+        return pairs[:, self.order][:, :, self.order]
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the dual form's (a model changed)."""
@@ -788,7 +791,7 @@ def _product_kernel_path(
         device=device,
         progress=progress,
     )
-    return ProductKernelPath(explainer.fit(background))
+    return ProductKernelPath(explainer.fit(background), groups.names)
 
 
 def _tree_path(
@@ -957,12 +960,17 @@ def _ensemble_path(
     Raises
     ------
     TypeError
-        Not a voting ensemble or a stacking regressor (after column-wise steps).
+        Not an ensemble :func:`~sklearn_shapq.explainers._ensemble_models.extract_ensemble` reads (after
+        column-wise steps).
     ValueError
         Its output is not a weighted sum of its members' outputs, or a member has no exact path (the member's
         reason is chained).
     """
-    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
+    member_codec = None
+    if codec is not None and not isinstance(model, Pipeline):  # the members may encode the raw table themselves
+        preprocessing, final, inputs, member_codec = None, model, background, codec
+    else:
+        preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     ensemble = extract_ensemble(final, output)
     if ensemble.member_link is not None and groups.n_players > LINKED_MAX_PLAYERS:
         raise ValueError(
@@ -975,11 +983,14 @@ def _ensemble_path(
     members: list[ExactPath] = []
     for position, (member, scale_shift, curve) in enumerate(zip(ensemble.members, affine, knots, strict=True)):
         member_outputs = np.asarray(
-            make_model_function(member, ensemble.member_output, resolve_backend("cpu"), None)(inputs), dtype=np.float64
+            make_model_function(member, ensemble.member_output, resolve_backend("cpu"), member_codec)(inputs),
+            dtype=np.float64,
         )
         reason = None
         try:
-            path = exact_path("auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress)
+            path = exact_path(
+                "auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress, member_codec
+            )
             if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
                 if isinstance(path, StructurePath):
                     path = path.through(ensemble.member_link, *scale_shift, curve)
@@ -989,9 +1000,10 @@ def _ensemble_path(
             path, reason = None, exc
         if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:
             # k-NN: its near ties are decided by the model's own calls, which the ensemble's check cannot redo
+            why = " (a k-NN member's near ties are the model's own calls)" if isinstance(path, NeighborsPath) else ""
             raise ValueError(
                 f"{ensemble.description}'s member {position} ({type(member).__name__}) has no exact path of its "
-                f"{ensemble.member_output!r} to sum: the ensemble is sampled."
+                f"{ensemble.member_output!r} that the ensemble can sum{why}."
             ) from reason
         members.append(path)
     path = EnsemblePath(ensemble, members, preprocessing)
@@ -1013,6 +1025,8 @@ def _column_wise_inputs(
         A step whose output columns are not each from one input column (:func:`column_sources`), checked on
         background rows (:func:`check_column_sources`); a raw table without a Pipeline to encode it.
     """
+    if isinstance(model, Pipeline) and len(model.steps) == 1:
+        model = model.steps[0][1]
     if not isinstance(model, Pipeline):
         if codec is not None:
             raise TypeError(
@@ -1020,7 +1034,8 @@ def _column_wise_inputs(
                 "numeric data, or a Pipeline whose steps encode the table."
             )
         return None, model, background, groups
-    steps, final = model[:-1], model.steps[-1][1]
+    # the path's own copy: steps refitted in place later leave it, so the check at explain sees the change
+    steps, final = copy.deepcopy(model[:-1]), model.steps[-1][1]
     sources = column_sources(steps, background.shape[1])
     preprocessing = steps if codec is None else DecodedSteps(codec, steps)
     inputs = preprocessed(preprocessing, background)

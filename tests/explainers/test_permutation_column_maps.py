@@ -3,14 +3,21 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor, VotingRegressor
+from sklearn.ensemble import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestRegressor,
+    VotingRegressor,
+)
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+from sklearn.svm import SVR
 from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
@@ -170,3 +177,56 @@ def test_a_model_that_takes_the_raw_table_itself_is_not_read(table):
     )
     explainer = PermutationShapExplainer(model, output="probability", background_size=10, progress=False)
     assert explainer.fit(frame.drop(columns="colour")).algorithm_ != "tree"
+
+
+def test_a_kernel_member_after_a_reordering_column_transformer_keeps_the_players_order(table):
+    frame, target = table
+    numbers = frame[["size", "weight", "count"]]
+    scale_last = ColumnTransformer([("scaled", StandardScaler(), ["size"])], remainder="passthrough")
+    model = make_pipeline(scale_last, VotingRegressor([("svr", SVR(C=3.0)), ("ridge", Ridge())])).fit(numbers, target)
+    background, rows = numbers.iloc[:10], numbers.iloc[60:62]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "ensemble"
+    expected = _enumerated_values(model.predict, numbers, background, rows)
+    np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
+def test_an_imputer_that_drops_a_column_missing_in_fit_maps_the_others(table):
+    frame, target = table
+    numbers = frame[["size", "weight", "count"]].assign(weight=np.nan)
+    model = make_pipeline(SimpleImputer(), Ridge()).fit(numbers, target)  # "weight" is dropped
+    np.testing.assert_array_equal(column_sources(model[:-1], 3), [0, 2])
+    background, rows = numbers.iloc[:10], numbers.iloc[60:62]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "linear"
+    expected = _enumerated_values(model.predict, numbers, background, rows)
+    np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_a_one_step_pipeline_on_a_raw_table_samples(table):
+    frame, target = table
+    model = make_pipeline(HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype"))
+    model.fit(frame.drop(columns="colour"), target)
+    explainer = PermutationShapExplainer(model, background_size=10, progress=False)
+    assert explainer.fit(frame.drop(columns="colour")).algorithm_ != "tree"
+
+
+def test_steps_refitted_in_place_are_refused_at_explain(table):
+    frame, target = table
+    model = make_pipeline(_encoder(), Ridge()).fit(frame, target)
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(frame.iloc[:10])
+    model[0].fit(frame.assign(size=frame["size"] * 10.0))
+    with pytest.raises(ValueError, match="refitted"):
+        explainer.explain(frame.iloc[20:22])
+
+
+def test_a_calibrated_pipeline_on_a_raw_table_takes_its_folds_paths(table):
+    frame, target = table
+    model = CalibratedClassifierCV(make_pipeline(_encoder(), LogisticRegression()), cv=3).fit(frame, target > 1.0)
+    background, rows = frame.iloc[:10], frame.iloc[70:72]
+    explainer = PermutationShapExplainer(model, output="probability", background_size=None, progress=False)
+    explanation = explainer.fit(background).explain(rows)
+    assert explainer.algorithm_ == "ensemble"
+    expected = _enumerated_values(lambda data: model.predict_proba(data)[:, 1], frame, background, rows)
+    np.testing.assert_allclose(explanation.values, expected, rtol=1e-9, atol=1e-12)

@@ -20,7 +20,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardScaler
-from sklearn.svm import SVC, SVR, LinearSVC
+from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
@@ -231,6 +231,15 @@ def test_multiclass_and_wide_calibrations_sample_and_the_explicit_path_refuses(d
         assert sampled.algorithm_ != "ensemble"
         with pytest.raises(ValueError, match=match):
             PermutationShapExplainer(model, output="probability", algorithm="ensemble", background_size=10).fit(rows)
+
+
+def test_a_stack_whose_final_estimator_has_a_one_element_intercept_is_read(data):
+    X, y = data
+    model = StackingRegressor(
+        [("tree", DecisionTreeRegressor(max_depth=3)), ("ols", Ridge())], final_estimator=LinearSVR()
+    )
+    model.fit(X, y)
+    assert_auto_takes_the_enumerated_values(model, "auto", model.predict, X[:2], X[100:112], "ensemble", rtol=1e-8)
 
 
 def test_other_models_are_refused_by_the_explicit_path(data):
