@@ -100,8 +100,12 @@ def _is_one_to_one(step: Any) -> bool:
 
 
 def _dropped_by_imputer(imputer: SimpleImputer) -> np.ndarray:
-    """Return which input columns a fitted SimpleImputer drops: those all missing in fit, unless it keeps them."""
-    if imputer.strategy == "constant" or imputer.keep_empty_features:
+    """Return which input columns a fitted SimpleImputer drops: those all missing in fit, unless it keeps them.
+
+    Their statistics are missing (scikit-learn 1.9 drops them for the "constant" strategy too; earlier versions
+    filled them with the constant, which is no missing statistic).
+    """
+    if imputer.keep_empty_features:
         return np.zeros(len(imputer.statistics_), dtype=bool)
     return np.asarray(pd.isna(imputer.statistics_), dtype=bool)
 

@@ -26,6 +26,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import FunctionTransformer, MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 
 MEMBER_OUTPUT = {"predict": "predict", "probability": "probability"}
+FLOAT32_CALIBRATION_RTOL = 1e-6
+"""Tolerance of an isotonic calibration interpolated in float32 (its outputs are rounded to float32)."""
 """The members' output each explained output of an ensemble is a weighted sum of (others are not)."""
 
 
@@ -43,11 +45,14 @@ class WeightedEnsemble:
     description : str
         The ensemble, for messages.
     member_link : str, optional
-        Each member's output through this link ("sigmoid", "exp") of ``scale · output + shift`` before the sum.
+        Each member's output through this link ("sigmoid", "exp", "interp") of ``scale · output + shift`` before
+        the sum.
     affine : tuple of (scale, shift) pairs, optional
         Each member's, with ``member_link`` (a sigmoid calibration's −a and −b).
     knots : tuple of ndarrays of shape (2, K), optional
         Each member's "interp" link (an isotonic calibration's thresholds and values).
+    rtol : float
+        Least tolerance of the check of its outputs (an isotonic calibration in float32: 1e-6).
     """
 
     members: tuple[Any, ...]
@@ -58,6 +63,7 @@ class WeightedEnsemble:
     member_link: str | None = None
     affine: tuple[tuple[float, float], ...] | None = None
     knots: tuple[np.ndarray, ...] | None = None
+    rtol: float = 0.0
 
 
 def extract_ensemble(model: Any, output: str) -> WeightedEnsemble:
@@ -162,7 +168,12 @@ def _calibration(model: CalibratedClassifierCV, output: str) -> WeightedEnsemble
         np.array([fold.calibrators[0].X_thresholds_, fold.calibrators[0].y_thresholds_], dtype=np.float64)
         for fold in folds
     )
-    return WeightedEnsemble(members, weights, 0.0, response, description, "interp", ((1.0, 0.0),) * len(folds), knots)
+    # scikit-learn interpolates in the thresholds' dtype: float32 for a member with float32 margins
+    rtol = (
+        FLOAT32_CALIBRATION_RTOL if any(fold.calibrators[0].X_thresholds_.dtype == np.float32 for fold in folds) else 0
+    )
+    affine = ((1.0, 0.0),) * len(folds)
+    return WeightedEnsemble(members, weights, 0.0, response, description, "interp", affine, knots, rtol)
 
 
 def _unfrozen(estimator: Any) -> Any:
@@ -173,7 +184,11 @@ def _unfrozen(estimator: Any) -> Any:
 def _transformed_target(model: TransformedTargetRegressor, output: str) -> WeightedEnsemble:
     if output != "predict":
         raise ValueError(f"A TransformedTargetRegressor's output {output!r} is not read (its 'predict' is).")
-    transformer, member = model.transformer_, (model.regressor_,)
+    transformer, member = model.transformer_, (_unfrozen(model.regressor_),)
+    if type(transformer) is not FunctionTransformer and getattr(transformer, "n_features_in_", 1) != 1:
+        raise ValueError(
+            "A TransformedTargetRegressor scaling several targets is not read (each target its own scale)."
+        )
     description = "TransformedTargetRegressor's inverse transform"
     affine = _affine_inverse(transformer)
     if affine is not None:  # y = scale · prediction + shift
@@ -189,18 +204,20 @@ def _transformed_target(model: TransformedTargetRegressor, output: str) -> Weigh
 
 
 def _affine_inverse(transformer: Any) -> tuple[float, float] | None:
-    """Return (scale, shift) with inverse_transform(t) = scale · t + shift for a one-column scaler or identity."""
+    """Return (scale, shift) with inverse_transform(t) = scale · t + shift for a one-target scaler, or None."""
     kind = type(transformer)
     if kind is FunctionTransformer and transformer.func is None and transformer.inverse_func is None:
         return 1.0, 0.0
-    if kind is StandardScaler:
-        scale = 1.0 if transformer.scale_ is None else float(transformer.scale_[0])
-        return scale, 0.0 if transformer.mean_ is None else float(transformer.mean_[0])
+    if kind is StandardScaler:  # mean_ is filled even without with_mean, and not used
+        scale = 1.0 if transformer.scale_ is None or not transformer.with_std else float(transformer.scale_[0])
+        shift = 0.0 if transformer.mean_ is None or not transformer.with_mean else float(transformer.mean_[0])
+        return scale, shift
     if kind is MinMaxScaler:  # (t − min_) / scale_
         return 1.0 / float(transformer.scale_[0]), -float(transformer.min_[0]) / float(transformer.scale_[0])
     if kind is MaxAbsScaler:
         return float(transformer.scale_[0]), 0.0
     if kind is RobustScaler:
-        scale = 1.0 if transformer.scale_ is None else float(transformer.scale_[0])
-        return scale, 0.0 if transformer.center_ is None else float(transformer.center_[0])
+        scale = 1.0 if transformer.scale_ is None or not transformer.with_scaling else float(transformer.scale_[0])
+        shift = 0.0 if transformer.center_ is None or not transformer.with_centering else float(transformer.center_[0])
+        return scale, shift
     return None

@@ -655,8 +655,8 @@ class EnsemblePath:
 
     @property
     def rtol(self) -> float:
-        """Tolerance of the outputs relative to max(1, |output|): the loosest member's."""
-        return max(member.rtol for member in self.members)
+        """Tolerance of the outputs relative to max(1, |output|): the loosest member's, or the ensemble's own."""
+        return max(self.ensemble.rtol, *(member.rtol for member in self.members))
 
     @property
     def checked_model_use(self) -> tuple[int, int]:
@@ -719,7 +719,8 @@ def exact_path(
     Parameters
     ----------
     algorithm : str
-        "auto" (the product-kernel, tree, linear or neighbours path, the first that applies, else None), or one
+        "auto" (the product-kernel, tree, linear, neighbours, quadratic or ensemble path, the first that applies,
+        else None), or one
         of :data:`EXACT_PATHS` (that path, or an error saying why not); another name: None.
     model : fitted estimator
     output : str
@@ -967,6 +968,8 @@ def _ensemble_path(
         reason is chained).
     """
     member_codec = None
+    if isinstance(model, Pipeline) and len(model.steps) == 1:
+        model = model.steps[0][1]
     if codec is not None and not isinstance(model, Pipeline):  # the members may encode the raw table themselves
         preprocessing, final, inputs, member_codec = None, model, background, codec
     else:
@@ -986,7 +989,7 @@ def _ensemble_path(
             make_model_function(member, ensemble.member_output, resolve_backend("cpu"), member_codec)(inputs),
             dtype=np.float64,
         )
-        reason = None
+        reason, why = None, ""
         try:
             path = exact_path(
                 "auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress, member_codec
@@ -994,13 +997,14 @@ def _ensemble_path(
             if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
                 if isinstance(path, StructurePath):
                     path = path.through(ensemble.member_link, *scale_shift, curve)
-                else:
+                elif path is not None:
+                    why = f" (its {path.name} path has no sum to take through the {ensemble.member_link})"
                     path = None
         except (TypeError, ValueError) as exc:  # a member asked for by "auto" raises only its own errors
             path, reason = None, exc
         if path is None or isinstance(path, NeighborsPath) or member_outputs.shape != outputs.shape:
             # k-NN: its near ties are decided by the model's own calls, which the ensemble's check cannot redo
-            why = " (a k-NN member's near ties are the model's own calls)" if isinstance(path, NeighborsPath) else ""
+            why = " (a k-NN member's near ties are the model's own calls)" if isinstance(path, NeighborsPath) else why
             raise ValueError(
                 f"{ensemble.description}'s member {position} ({type(member).__name__}) has no exact path of its "
                 f"{ensemble.member_output!r} that the ensemble can sum{why}."

@@ -230,3 +230,26 @@ def test_a_calibrated_pipeline_on_a_raw_table_takes_its_folds_paths(table):
     assert explainer.algorithm_ == "ensemble"
     expected = _enumerated_values(lambda data: model.predict_proba(data)[:, 1], frame, background, rows)
     np.testing.assert_allclose(explanation.values, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:Skipping features without any observed values")
+def test_a_constant_imputer_drops_a_column_missing_in_fit_as_scikit_learn_does(table):
+    frame, target = table
+    numbers = frame[["size", "weight", "count"]].assign(weight=np.nan)
+    model = make_pipeline(SimpleImputer(strategy="constant", fill_value=0.0), Ridge()).fit(numbers, target)
+    width = model[:-1].transform(numbers.iloc[:2]).shape[1]
+    assert column_sources(model[:-1], 3).size == width
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(numbers.iloc[:10])
+    assert explainer.algorithm_ == "linear"
+    expected = _enumerated_values(model.predict, numbers, numbers.iloc[:10], numbers.iloc[60:62])
+    np.testing.assert_allclose(explainer.explain(numbers.iloc[60:62]).values, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_a_one_step_pipeline_of_an_ensemble_on_a_raw_table_takes_its_members_paths(table):
+    frame, target = table
+    model = make_pipeline(VotingRegressor([("ridge", make_pipeline(_encoder(), Ridge()))])).fit(frame, target)
+    background, rows = frame.iloc[:10], frame.iloc[70:72]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "ensemble"
+    expected = _enumerated_values(model.predict, frame, background, rows)
+    np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-9, atol=1e-12)

@@ -1,4 +1,4 @@
-"""The ensemble path of "auto": voting ensembles, linear stacks and sigmoid calibrations, from their members' paths."""
+"""The ensemble path of "auto": voting, linear stacks, calibrations and transformed targets, from their members'."""
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardScaler
+from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, RobustScaler, StandardScaler
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 from sklearn.tree import DecisionTreeRegressor
 
@@ -256,3 +256,38 @@ def test_a_member_refitted_in_place_is_refused_at_explain(data):
     model.estimators_[0].fit(X, -y)
     with pytest.raises(ValueError, match="refitted"):
         explainer.explain(X[:2])
+
+
+@pytest.mark.parametrize(
+    "transformer", [StandardScaler(with_mean=False), StandardScaler(with_std=False), RobustScaler(with_centering=False)]
+)
+def test_a_scaled_target_without_its_mean_or_scale_is_read(data, transformer):
+    X, y = data
+    model = TransformedTargetRegressor(DecisionTreeRegressor(max_depth=4), transformer=transformer).fit(X, 3 * y + 7)
+    assert_auto_takes_the_enumerated_values(model, "auto", model.predict, X[:2], X[100:112], "ensemble")
+
+
+def test_a_frozen_regressor_of_a_log_target_and_a_float32_isotonic_calibration_are_read(data):
+    X, y = data
+    fitted = GradientBoostingRegressor(n_estimators=10).fit(X, y)
+    frozen = TransformedTargetRegressor(FrozenEstimator(fitted), func=np.log, inverse_func=np.exp).fit(X, np.exp(y / 3))
+    assert_auto_takes_the_enumerated_values(frozen, "auto", frozen.predict, X[:2], X[100:112], "ensemble")
+    calibrated = CalibratedClassifierCV(LogisticRegression(), method="isotonic", cv=3)
+    calibrated.fit(X.astype(np.float32), y > 0)  # float32 margins: scikit-learn interpolates in float32
+
+    def probability(rows):
+        return calibrated.predict_proba(rows)[:, 1]
+
+    assert_auto_takes_the_enumerated_values(
+        calibrated, "probability", probability, X[:2], X[100:112], "ensemble", rtol=1e-6, atol=1e-6
+    )
+
+
+def test_a_link_over_a_member_without_a_sum_is_refused_with_the_reason(data):
+    X, y = data
+    model = TransformedTargetRegressor(SVR(), func=np.log, inverse_func=np.exp).fit(X, np.exp(y / 3))
+    with pytest.raises(ValueError, match="product_kernel path has no sum to take through the exp"):
+        PermutationShapExplainer(model, algorithm="ensemble", background_size=10).fit(X)
+    several = TransformedTargetRegressor(Ridge(), transformer=StandardScaler()).fit(X, np.column_stack([y, 2 * y]))
+    with pytest.raises(ValueError, match="several targets"):
+        PermutationShapExplainer(several, algorithm="ensemble", background_size=10).fit(X)
