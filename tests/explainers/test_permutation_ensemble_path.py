@@ -25,8 +25,10 @@ from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.explainers._ensemble_models import extract_ensemble
-from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
-from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
+from tests.exact_path_checks import (
+    assert_auto_takes_the_enumerated_values,
+    assert_groups_and_faith_pairs_are_enumerated,
+)
 
 D = 5
 
@@ -162,29 +164,7 @@ def test_pairs_and_feature_groups_are_the_enumerated_ones(data):
     def predict(rows):
         return model.predict(pd.DataFrame(rows, columns=list("abcde")))
 
-    background = X[40:52]
-    grouped = PermutationShapExplainer(
-        model, feature_groups={"ab": ["a", "b"], "de": ["d", "e"]}, background_size=None, progress=False
-    ).fit(frame.iloc[40:52])
-    assert grouped.algorithm_ == "ensemble"
-    members = [[0, 1], [2], [3, 4]]
-    for x, phi in zip(X[:2], grouped.explain(frame.iloc[:2]).values, strict=True):
-
-        def value(players, x=x):
-            return interventional_value(predict, x, background, [c for p in players for c in members[p]])[()]
-
-        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
-    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(frame.iloc[40:52])
-    faith = explainer.explain_interactions(frame.iloc[:2], index="FSII", max_evals=20)
-    assert faith.diagnostics["exact"]
-    for x, matrix in zip(X[:2], faith.values, strict=True):
-        table = np.array(
-            [
-                np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
-                for code in range(1 << D)
-            ]
-        )
-        np.testing.assert_allclose(matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+    assert_groups_and_faith_pairs_are_enumerated(model, "auto", X, predict, slice(40, 52), "ensemble")
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -12,8 +12,10 @@ from sklearn.preprocessing import MinMaxScaler, PolynomialFeatures, QuantileTran
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import linked_quadratic_table
-from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
-from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
+from tests.exact_path_checks import (
+    assert_auto_takes_the_enumerated_values,
+    assert_groups_and_faith_pairs_are_enumerated,
+)
 
 D = 5
 
@@ -102,29 +104,7 @@ def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
     def predict(rows):
         return model.predict_proba(pd.DataFrame(rows, columns=list("abcde")))[:, 1]
 
-    background = X[60:76]
-    grouped = PermutationShapExplainer(
-        model, output="probability", feature_groups={"ab": ["a", "b"], "de": ["d", "e"]}, background_size=None
-    ).fit(frame.iloc[60:76])
-    assert grouped.algorithm_ == "quadratic"
-    members = [[0, 1], [2], [3, 4]]  # players by first column: ab, c, de
-    for x, phi in zip(X[:3], grouped.explain(frame.iloc[:3]).values, strict=True):
-
-        def value(players, x=x):
-            return interventional_value(predict, x, background, [c for p in players for c in members[p]])[()]
-
-        np.testing.assert_allclose(phi, brute_force_shapley(value, 3), rtol=1e-9, atol=1e-12)
-    explainer = PermutationShapExplainer(model, output="probability", background_size=None).fit(frame.iloc[60:76])
-    faith = explainer.explain_interactions(frame.iloc[:2], index="FSII", max_evals=20)
-    assert faith.diagnostics["exact"]
-    for x, matrix in zip(X[:2], faith.values, strict=True):
-        table = np.array(
-            [
-                np.atleast_1d(interventional_value(predict, x, background, [j for j in range(D) if code >> j & 1]))
-                for code in range(1 << D)
-            ]
-        )
-        np.testing.assert_allclose(matrix, faith_interactions(table)[:, :, 0], rtol=1e-8, atol=1e-10)
+    assert_groups_and_faith_pairs_are_enumerated(model, "probability", X, predict, slice(60, 76), "quadratic")
 
 
 def test_beyond_sixteen_players_auto_samples_and_the_explicit_path_refuses():
