@@ -34,6 +34,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -713,6 +714,7 @@ def exact_path(
     device: Any,
     progress: bool,
     codec: Any = None,
+    refusals: list[str] | None = None,
 ) -> ExactPath | None:
     """Return the exact path ``algorithm`` asks for where it gives the explained outputs, else None.
 
@@ -735,6 +737,9 @@ def exact_path(
         The permutation explainer's.
     codec : TableCodec, optional
         A raw table's codes: ``background`` holds codes, decoded for a Pipeline's first step (no product kernel).
+    refusals : list, optional
+        With "auto", each path that took the model's kind but not its output appends "name: reason" (a
+        probability past the players it enumerates, say).
 
     Returns
     -------
@@ -752,28 +757,29 @@ def exact_path(
     """
     if algorithm not in ("auto", *EXACT_PATHS):
         return None
-    if algorithm in ("auto", PRODUCT_KERNEL) and (codec is None or algorithm == PRODUCT_KERNEL):
-        if codec is not None:
-            raise TypeError("algorithm='product_kernel' takes numeric data; X has category or string columns.")
-        try:
-            return _product_kernel_path(model, background, background_outputs, groups, device, progress)
-        except (TypeError, ValueError):
-            if algorithm != "auto":
-                raise
-    readers = ((TREE, _tree_path), (LINEAR, _linear_path), (NEIGHBORS, _neighbors_path), (QUADRATIC, _quadratic_path))
+    if algorithm == PRODUCT_KERNEL and codec is not None:
+        raise TypeError("algorithm='product_kernel' takes numeric data; X has category or string columns.")
+    read_model = (model, output, background, background_outputs, groups)
+    readers: list[tuple[str, Callable[[], ExactPath]]] = [
+        (TREE, partial(_tree_path, *read_model, progress, codec)),
+        (LINEAR, partial(_linear_path, *read_model, progress, codec)),
+        (NEIGHBORS, partial(_neighbors_path, *read_model, progress, codec)),
+        (QUADRATIC, partial(_quadratic_path, *read_model, progress, codec)),
+        (ENSEMBLE, partial(_ensemble_path, *read_model, device, progress, codec)),
+    ]
+    if codec is None:  # no product kernel takes a raw table's codes
+        kernel = partial(_product_kernel_path, model, background, background_outputs, groups, device, progress)
+        readers.insert(0, (PRODUCT_KERNEL, kernel))
     for name, read in readers:
-        if algorithm in ("auto", name):
-            try:
-                return read(model, output, background, background_outputs, groups, progress, codec)
-            except (TypeError, ValueError):
-                if algorithm != "auto":
-                    raise
-    if algorithm in ("auto", ENSEMBLE):
+        if algorithm not in ("auto", name):
+            continue
         try:
-            return _ensemble_path(model, output, background, background_outputs, groups, device, progress, codec)
-        except (TypeError, ValueError):
+            return read()
+        except (TypeError, ValueError) as exc:
             if algorithm != "auto":
                 raise
+            if refusals is not None and isinstance(exc, ValueError):  # a model of its kind, not read
+                refusals.append(f"{name}: {exc}")
     return None
 
 

@@ -249,6 +249,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     max_evals_ : int
         Evaluations per row; 0 on an exact path.
     background_parts_ : int
+    exact_refusals_ : list of str
+        Why ``"auto"`` sampled a model whose kind an exact path reads: "path: reason" for each such path
+        (a boosted classifier's probability past 16 players, say); empty where a path was taken or none
+        reads the model's kind.
 
     Notes
     -----
@@ -383,10 +387,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             game = InterventionalGame(model_fn, backend.to_device(array), backend.to_device(array[:1]))
             empty = backend.to_numpy(game.base_value)
             self._background_outputs = backend.to_numpy(game.background_outputs)
-        self._exact_path = self._fitted_exact_path(array, codec, groups, model_fn.output)
+        refusals: list[str] = []
+        self._exact_path = self._fitted_exact_path(array, codec, groups, model_fn.output, refusals)
         if self._exact_path is not None:
             plan = (self._exact_path.name, 0, 1)
         self.algorithm_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
+        self.exact_refusals_ = refusals
         self.background_ = array  # that raises leaves the previous fit whole
         self._codec = codec
         # n_features_in_, feature_names_in_ (a DataFrame's string names), without converting a raw table
@@ -401,8 +407,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._fitted_model_features = getattr(self.model, "n_features_in_", None)
         return self
 
-    def _fitted_exact_path(self, background: np.ndarray, codec: Any, groups: Any, output: str) -> ExactPath | None:
-        """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None."""
+    def _fitted_exact_path(
+        self, background: np.ndarray, codec: Any, groups: Any, output: str, refusals: list[str]
+    ) -> ExactPath | None:
+        """Return the exact path ``algorithm`` takes (:func:`exact_path`), else None; ``refusals`` gets the reasons."""
         algorithm = renamed_parameter(self, "sampler", "algorithm")
         return exact_path(
             algorithm,
@@ -414,6 +422,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             self.device,
             self.progress,
             codec,
+            refusals,
         )
 
     def _exact_values(self, explained: ExplainedRows) -> tuple:

@@ -232,8 +232,11 @@ def test_beyond_the_enumerated_players_auto_samples_and_the_explicit_path_refuse
     model = HistGradientBoostingClassifier(max_iter=5).fit(X, X[:, 0] + X[:, 16] > 0)
     sampled = PermutationShapExplainer(model, output="probability", background_size=10, progress=False).fit(X)
     assert sampled.algorithm_ != "tree"
+    (reason,) = sampled.exact_refusals_  # why "auto" sampled: the tree path's own refusal
+    assert reason.startswith("tree: HistGradientBoostingClassifier's output 'probability'") and "here 17" in reason
     margin = PermutationShapExplainer(model, output="margin", background_size=10, progress=False).fit(X)
     assert margin.algorithm_ == "tree"  # a sum over the trees: any number of players
+    assert margin.exact_refusals_ == []
     forced = PermutationShapExplainer(model, output="probability", algorithm="tree", background_size=10)
     with pytest.raises(ValueError, match="2\\^p coalitions, for p <= 16"):
         forced.set_params(progress=False).fit(X)
