@@ -435,8 +435,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         them efficient to the model.
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        path, outputs = self._checked_exact_path(explained)
-        values = path.values(_path_rows(explained))
+        path, rows_in, outputs = self._checked_exact_path(explained)
+        values = path.values(rows_in)
         empty = np.broadcast_to(self._background_outputs.mean(axis=0), (n_rows, k)).copy()
         if path.shares_rounding:
             values += (outputs.reshape(n_rows, k) - empty - values.sum(axis=1))[:, None, :] / values.shape[1]
@@ -450,13 +450,17 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
-    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, np.ndarray]:
-        """Return the exact path and the model's outputs (n, k) on the rows, having refused outputs not its own."""
+    def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, Any, np.ndarray]:
+        """Return the exact path, the rows as it takes them and the model's outputs (n, k) on them.
+
+        Outputs not the path's are refused; a raw table's rows are decoded once (:func:`_path_rows`).
+        """
         path = cast(ExactPath, self._exact_path)
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
-        path.check(_path_rows(explained), outputs)
-        return path, outputs
+        rows = _path_rows(explained)
+        path.check(rows, outputs)
+        return path, rows, outputs
 
     def _plan_settings(self) -> tuple:
         """Return the parameters ``fit`` planned with (``explain`` refuses to run after they change)."""
@@ -676,8 +680,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_interactions(self, explained: ExplainedRows, index: str, start_time: float) -> Any:
         """:meth:`explain_interactions` on the exact path: the game's exact pairs."""
         n_rows, k = explained.array.shape[0], self.n_outputs_
-        path, _ = self._checked_exact_path(explained)
-        values = path.interactions(_path_rows(explained), index)
+        path, rows_in, _ = self._checked_exact_path(explained)
+        values = path.interactions(rows_in, index)
         rows, calls = path.checked_model_use
         diagnostics = {
             "exact": True,
