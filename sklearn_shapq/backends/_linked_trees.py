@@ -69,6 +69,8 @@ def _linked_table_kernel(
     missing_left: np.ndarray,
     value: np.ndarray,
     roots: np.ndarray,
+    category_of_node: np.ndarray,
+    category_left: np.ndarray,
     strict: bool,
     player_of_column: np.ndarray,
     n_players: int,
@@ -103,6 +105,8 @@ def _linked_table_kernel(
                     right,
                     missing_left,
                     value,
+                    category_of_node,
+                    category_left,
                     strict,
                     player_of_column,
                     work,
@@ -199,7 +203,7 @@ def linked_tree_table(
     rows, background = trees.inputs(rows), trees.inputs(background)
     n, n_outputs = rows.shape[0], trees.value.shape[1]
     out = np.zeros((n, 1 << n_players, n_outputs))
-    arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
+    arrays = trees.node_arrays
     players = np.ascontiguousarray(player_of_column, dtype=np.int64)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)

@@ -11,7 +11,7 @@ passes the tables (Laberge and Pequignot 2022 give the Shapley case).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -48,6 +48,11 @@ class TreeArrays:
         The model sums its leaves in float32 (xgboost): its outputs match the trees' to float32 only.
     max_depth : int
         The most splits from a root to a leaf.
+    category_of_node : int64 ndarray of shape (n_nodes,), optional
+        A categorical split's row of ``category_left``, −1 at other nodes (default: no categorical split).
+    category_left : bool ndarray of shape (n_categorical_splits, n_codes), optional
+        Whether a categorical split sends each category code left; a NaN, a negative code or one past
+        ``n_codes`` goes where NaN goes (``missing_left``).
     """
 
     feature: np.ndarray
@@ -61,6 +66,31 @@ class TreeArrays:
     float32_inputs: bool
     float32_sums: bool
     max_depth: int
+    category_of_node: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    category_left: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.bool_))
+
+    def __post_init__(self) -> None:
+        if self.category_of_node.size == 0:  # the default: no categorical split (frozen: set here)
+            object.__setattr__(self, "category_of_node", np.full(self.feature.shape[0], -1, dtype=np.int64))
+
+    @property
+    def node_arrays(
+        self,
+    ) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+    ]:
+        """The node arrays in the kernels' order: feature … roots (as declared), category_of_node, category_left."""
+        return (
+            self.feature,
+            self.threshold,
+            self.left,
+            self.right,
+            self.missing_left,
+            self.value,
+            self.roots,
+            self.category_of_node,
+            self.category_left,
+        )
 
     def inputs(self, rows: np.ndarray) -> np.ndarray:
         """``rows`` as float64, rounded through float32 first where the model compares float32."""
@@ -87,9 +117,22 @@ def node_depths(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots:
 
 
 @numba.njit(nogil=True, cache=True)
-def _goes_left(value: float, node: int, threshold: np.ndarray, missing_left: np.ndarray, strict: bool) -> bool:
+def _goes_left(
+    value: float,
+    node: int,
+    threshold: np.ndarray,
+    missing_left: np.ndarray,
+    strict: bool,
+    category_of_node: np.ndarray,
+    category_left: np.ndarray,
+) -> bool:
     if value != value:  # NaN
         return missing_left[node]
+    row = category_of_node[node]
+    if row >= 0:  # a categorical split: its side of the value's code; a code out of range goes the missing way
+        if value < 0 or value >= category_left.shape[1]:
+            return missing_left[node]
+        return category_left[row, int(value)]
     return value < threshold[node] if strict else value <= threshold[node]
 
 
@@ -103,6 +146,8 @@ def _predict_kernel(
     missing_left: np.ndarray,
     value: np.ndarray,
     roots: np.ndarray,
+    category_of_node: np.ndarray,
+    category_left: np.ndarray,
     strict: bool,
     out: np.ndarray,
     start: int,
@@ -112,7 +157,9 @@ def _predict_kernel(
         for t in range(roots.shape[0]):
             node = roots[t]
             while feature[node] >= 0:
-                go_left = _goes_left(rows[i, feature[node]], node, threshold, missing_left, strict)
+                go_left = _goes_left(
+                    rows[i, feature[node]], node, threshold, missing_left, strict, category_of_node, category_left
+                )
                 node = left[node] if go_left else right[node]
             for k in range(value.shape[1]):
                 out[i, k] += value[node, k]
@@ -132,7 +179,7 @@ def tree_predict(trees: TreeArrays, rows: np.ndarray) -> np.ndarray:
     """
     rows = trees.inputs(rows)
     out = np.zeros((rows.shape[0], trees.value.shape[1]))
-    arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
+    arrays = trees.node_arrays
     run_ranges(lambda start, stop: _predict_kernel(rows, *arrays, trees.strict, out, start, stop), rows.shape[0], 64)
     return out
 
@@ -167,6 +214,8 @@ def walk_pair(
     right: np.ndarray,
     missing_left: np.ndarray,
     value: np.ndarray,
+    category_of_node: np.ndarray,
+    category_left: np.ndarray,
     strict: bool,
     player_of_column: np.ndarray,
     work: tuple,
@@ -262,8 +311,8 @@ def walk_pair(
                             pairs[player_q, player_r, k] += pair * value[node, k]
                             pairs[player_r, player_q, k] += pair * value[node, k]
             continue
-        x_left = _goes_left(x[column], node, threshold, missing_left, strict)
-        z_left = _goes_left(z[column], node, threshold, missing_left, strict)
+        x_left = _goes_left(x[column], node, threshold, missing_left, strict, category_of_node, category_left)
+        z_left = _goes_left(z[column], node, threshold, missing_left, strict, category_of_node, category_left)
         if x_left == z_left:
             stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
             top += 1
@@ -289,6 +338,8 @@ def _leaf_sums_kernel(
     missing_left: np.ndarray,
     value: np.ndarray,
     roots: np.ndarray,
+    category_of_node: np.ndarray,
+    category_left: np.ndarray,
     strict: bool,
     player_of_column: np.ndarray,
     n_players: int,
@@ -317,6 +368,8 @@ def _leaf_sums_kernel(
                     right,
                     missing_left,
                     value,
+                    category_of_node,
+                    category_left,
                     strict,
                     player_of_column,
                     work,
@@ -366,7 +419,7 @@ def tree_leaf_sums(
     with_pairs = pair_tables is not None
     pairs = np.zeros((n, n_players, n_players, n_outputs) if with_pairs else (1, 1, 1, 1))
     pair_weights = pair_tables if pair_tables is not None else np.zeros((3, 1, 1))
-    arrays = (trees.feature, trees.threshold, trees.left, trees.right, trees.missing_left, trees.value, trees.roots)
+    arrays = trees.node_arrays
     players = np.ascontiguousarray(player_of_column, dtype=np.int64)
 
     def call(start: int, stop: int) -> None:

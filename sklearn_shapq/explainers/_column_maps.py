@@ -11,6 +11,7 @@ exact paths run on the output columns with each column's player mapped through :
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from sklearn.preprocessing import (
     RobustScaler,
     StandardScaler,
 )
+from sklearn.utils import check_array
 
 ONE_TO_ONE = (
     MaxAbsScaler,
@@ -95,8 +97,14 @@ def _is_one_to_one(step: Any) -> bool:
     if step is None or (isinstance(step, str) and step == "passthrough"):
         return True
     ordinal_bins = type(step) is KBinsDiscretizer and step.encode == "ordinal"
-    identity = type(step) is FunctionTransformer and step.func is None  # a ColumnTransformer's passed-through rest
+    # a ColumnTransformer's passed-through rest; a histogram gradient boosting model's check of its numeric columns
+    identity = type(step) is FunctionTransformer and (step.func is None or _is_array_check(step.func))
     return type(step) in ONE_TO_ONE or ordinal_bins or identity
+
+
+def _is_array_check(func: Any) -> bool:
+    """Whether ``func`` is scikit-learn's ``check_array`` with keywords (it returns its input as an array)."""
+    return isinstance(func, partial) and func.func is check_array and not func.args
 
 
 def _dropped_by_imputer(imputer: SimpleImputer) -> np.ndarray:

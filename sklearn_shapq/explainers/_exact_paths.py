@@ -67,7 +67,7 @@ from sklearn_shapq.explainers._quadratic_models import (
     extract_quadratic,
     has_polynomial_features,
 )
-from sklearn_shapq.explainers._tree_models import extract_trees, tree_output
+from sklearn_shapq.explainers._tree_models import extract_trees, own_preprocessing, tree_output
 from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
 PRODUCT_KERNEL = "product_kernel"
@@ -1037,7 +1037,11 @@ def _column_wise_inputs(
     """
     if isinstance(model, Pipeline) and len(model.steps) == 1:
         model = model.steps[0][1]
-    if not isinstance(model, Pipeline):
+    named_steps, final = (list(model.steps[:-1]), model.steps[-1][1]) if isinstance(model, Pipeline) else ([], model)
+    own = own_preprocessing(final)  # a histogram gradient boosting model's encoding of its categorical features
+    if own is not None:
+        named_steps.append(("own_preprocessing", own))
+    if not named_steps:
         if codec is not None:
             raise TypeError(
                 f"{type(model).__name__} gets a raw table's category or string columns itself: the exact paths take "
@@ -1045,7 +1049,7 @@ def _column_wise_inputs(
             )
         return None, model, background, groups
     # the path's own copy: steps refitted in place later leave it, so the check at explain sees the change
-    steps, final = copy.deepcopy(model[:-1]), model.steps[-1][1]
+    steps = copy.deepcopy(Pipeline(named_steps))
     sources = column_sources(steps, background.shape[1])
     preprocessing = steps if codec is None else DecodedSteps(codec, steps)
     inputs = preprocessed(preprocessing, background)

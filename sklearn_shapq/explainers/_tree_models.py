@@ -47,6 +47,8 @@ _LIGHTGBM_IDENTITY_OBJECTIVES = ("regression", "regression_l1", "huber", "fair",
 """LightGBM regression objectives whose prediction is the raw score."""
 _LIGHTGBM_LOG_LINK_OBJECTIVES = ("poisson", "gamma", "tweedie")
 """LightGBM regression objectives whose prediction is exp(raw score)."""
+CATEGORY_CODES = 256
+"""The category codes a histogram gradient boosting model's categorical splits tell apart (its bitsets' bits)."""
 _LIGHTGBM_ZERO = 1.0000000180025095e-35
 """LightGBM's kZeroThreshold: it reads |x| ≤ this as 0 in a prediction."""
 _LIGHTGBM_CLAMPED = 1e300
@@ -77,7 +79,7 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
         ``model`` is not a tree model read here.
     ValueError
         ``output`` is not a sum over its trees (a boosted model's probability, a log link), its trees
-        are not read here (categorical splits, vector leaves), or they give another
+        are not read here (xgboost's or LightGBM's categorical splits, vector leaves), or they give another
         number of outputs.
 
     Examples
@@ -112,6 +114,15 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
     else:
         trees, strict, float32 = [_sklearn_tree(model, 1.0)], False, True
     return _flattened(trees, n_outputs, strict, float32, float32_sums=xgboost)
+
+
+def own_preprocessing(model: Any) -> Any:
+    """Return the fitted step a tree model applies to its inputs before its trees, or None.
+
+    A histogram gradient boosting model with categorical features (by dtype or by ``categorical_features``)
+    ordinal-encodes them in a ColumnTransformer of its own, which puts them first; its trees split the codes.
+    """
+    return getattr(model, "_preprocessor", None) if _tree_kind(model) == "histogram" else None
 
 
 def tree_output(model: Any, output: str, n_outputs: int) -> OutputLink:
@@ -257,6 +268,7 @@ def _flattened(
         arrays[side] = np.where(arrays["feature"] >= 0, arrays[side].astype(np.int64) + shift, -1)
     feature = arrays["feature"].astype(np.int64)
     depth = node_depths(arrays["left"], arrays["right"], feature, offsets)
+    categories = _flattened_categories(trees)
     return TreeArrays(
         feature=feature,
         threshold=arrays["threshold"].astype(np.float64),
@@ -269,7 +281,21 @@ def _flattened(
         float32_inputs=float32,
         float32_sums=float32_sums,
         max_depth=int(depth.max()),
+        **categories,
     )
+
+
+def _flattened_categories(trees: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``category_of_node`` and ``category_left`` of the trees' categorical splits, in one table; none: {}."""
+    if not any("category_left" in tree for tree in trees):
+        return {}
+    rows, of_node = 0, []
+    for tree in trees:
+        local = tree.get("category_of_node", np.full(tree["feature"].shape[0], -1, dtype=np.int64))
+        of_node.append(np.where(local >= 0, local + rows, -1))
+        rows += tree["category_left"].shape[0] if "category_left" in tree else 0
+    tables = [tree["category_left"] for tree in trees if "category_left" in tree]
+    return {"category_of_node": np.concatenate(of_node), "category_left": np.concatenate(tables).astype(np.bool_)}
 
 
 def _sklearn_tree(tree_model: Any, scale: float, columns: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -327,29 +353,55 @@ def _gradient_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
 
 
 def _histogram_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
-    """Read a histogram gradient boosting model's predictors (their leaves hold the shrunk values)."""
+    """Read a histogram gradient boosting model's predictors (their leaves hold the shrunk values).
+
+    Its trees split the columns of its own preprocessing where it has categorical features
+    (:func:`own_preprocessing`): a categorical split sends the codes in its bitset left, the other known
+    codes right, and unknown ones the missing way.
+    """
     iterations = model._predictors  # not public: read, then checked against the model's outputs
     n_columns = len(iterations[0])
+    known = _known_categories(model)
     trees = []
     for predictors in iterations:
         for column, predictor in enumerate(predictors):
             nodes = predictor.nodes
-            if np.any(nodes["is_categorical"]):
-                raise ValueError("categorical splits are not read here.")
             leaf = nodes["is_leaf"].astype(bool)
             value = np.zeros((nodes.shape[0], n_columns))
             value[:, column] = np.where(leaf, nodes["value"], 0.0)
-            trees.append(
-                {
-                    "feature": np.where(leaf, -1, nodes["feature_idx"]).astype(np.int64),
-                    "threshold": nodes["num_threshold"],
-                    "left": nodes["left"].astype(np.int64),
-                    "right": nodes["right"].astype(np.int64),
-                    "missing_left": nodes["missing_go_to_left"].astype(np.bool_),
-                    "value": value,
-                }
-            )
+            tree = {
+                "feature": np.where(leaf, -1, nodes["feature_idx"]).astype(np.int64),
+                "threshold": nodes["num_threshold"],
+                "left": nodes["left"].astype(np.int64),
+                "right": nodes["right"].astype(np.int64),
+                "missing_left": nodes["missing_go_to_left"].astype(np.bool_),
+                "value": value,
+            }
+            categorical = np.flatnonzero(nodes["is_categorical"].astype(bool) & ~leaf)
+            if categorical.size:
+                in_left = _bitset_members(predictor.raw_left_cat_bitsets[nodes["bitset_idx"][categorical]])
+                is_known = known[nodes["feature_idx"][categorical]]  # type: ignore[index]
+                missing_left = tree["missing_left"][categorical, None]
+                tree["category_left"] = in_left | (~is_known & missing_left)  # unknown codes go the missing way
+                tree["category_of_node"] = np.full(nodes.shape[0], -1, dtype=np.int64)
+                tree["category_of_node"][categorical] = np.arange(categorical.size)
+            trees.append(tree)
     return trees
+
+
+def _known_categories(model: Any) -> np.ndarray | None:
+    """Return which codes 0-255 of each column are the model's known categories, bool (d, 256); else None."""
+    if getattr(model, "is_categorical_", None) is None:
+        return None
+    known_bitsets, bitset_of_column = model._bin_mapper.make_known_categories_bitsets()
+    return _bitset_members(np.asarray(known_bitsets)[np.asarray(bitset_of_column)])
+
+
+def _bitset_members(bitsets: np.ndarray) -> np.ndarray:
+    """Return the codes 0-255 in each of scikit-learn's bitsets (k, 8) of uint32 words: bool (k, 256)."""
+    codes = np.arange(CATEGORY_CODES)
+    words = np.asarray(bitsets, dtype=np.uint32)[:, codes >> 5]
+    return ((words >> (codes & 31).astype(np.uint32)) & 1).astype(bool)
 
 
 def _xgboost_trees(model: Any) -> list[dict[str, np.ndarray]]:

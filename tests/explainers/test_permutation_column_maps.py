@@ -170,13 +170,25 @@ def test_a_wrong_trace_is_caught_on_the_background():
         )
 
 
-def test_a_model_that_takes_the_raw_table_itself_is_not_read(table):
+def test_a_model_that_takes_the_raw_table_itself_is_read_through_its_own_encoding(table):
     frame, target = table
-    model = HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype").fit(
-        frame.drop(columns="colour"), target > 1
-    )
-    explainer = PermutationShapExplainer(model, output="probability", background_size=10, progress=False)
-    assert explainer.fit(frame.drop(columns="colour")).algorithm_ != "tree"
+    categorical = frame.drop(columns="colour")
+    model = HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype").fit(categorical, target > 1)
+    background, rows = categorical.iloc[:10], categorical.iloc[60:62]
+    explainer = PermutationShapExplainer(model, output="probability", background_size=None, progress=False)
+    assert explainer.fit(background).algorithm_ == "tree"
+    expected = _enumerated_values(lambda data: model.predict_proba(data)[:, 1], categorical, background, rows)
+    np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_another_model_that_gets_category_columns_itself_is_not_read(table):
+    lightgbm = pytest.importorskip("lightgbm")
+    frame, target = table
+    categorical = frame.drop(columns="colour")
+    model = lightgbm.LGBMRegressor(n_estimators=5, min_child_samples=5, verbose=-1).fit(categorical, target)
+    explainer = PermutationShapExplainer(model, algorithm="tree", background_size=None, progress=False)
+    with pytest.raises(TypeError, match="raw table's category or string columns itself"):
+        explainer.fit(categorical.iloc[:10])
 
 
 def test_a_kernel_member_after_a_reordering_column_transformer_keeps_the_players_order(table):
@@ -204,12 +216,16 @@ def test_an_imputer_that_drops_a_column_missing_in_fit_maps_the_others(table):
     np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-9, atol=1e-12)
 
 
-def test_a_one_step_pipeline_on_a_raw_table_samples(table):
+def test_a_one_step_pipeline_on_a_raw_table_takes_the_tree_path(table):
     frame, target = table
+    categorical = frame.drop(columns="colour")
     model = make_pipeline(HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype"))
-    model.fit(frame.drop(columns="colour"), target)
-    explainer = PermutationShapExplainer(model, background_size=10, progress=False)
-    assert explainer.fit(frame.drop(columns="colour")).algorithm_ != "tree"
+    model.fit(categorical, target)
+    background, rows = categorical.iloc[:10], categorical.iloc[60:62]
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "tree"
+    expected = _enumerated_values(model.predict, categorical, background, rows)
+    np.testing.assert_allclose(explainer.explain(rows).values, expected, rtol=1e-9, atol=1e-12)
 
 
 def test_steps_refitted_in_place_are_refused_at_explain(table):

@@ -216,15 +216,10 @@ def test_early_stopping_explains_the_trees_xgboost_predicts_with(data):
     np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values, model.predict(X[:3]), atol=1e-5)
 
 
-def test_other_models_and_raw_tables_sample_and_refuse_the_explicit_path(data):
+def test_other_models_refuse_the_explicit_path(data):
     X, _, y = data
     with pytest.raises(TypeError, match="not a tree model"):
         PermutationShapExplainer(SVR().fit(X, y), algorithm="tree", background_size=10, progress=False).fit(X)
-    frame = pd.DataFrame(X, columns=list("abcde")).assign(e=lambda f: pd.Categorical(f["e"].astype(int)))
-    model = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(frame, y)
-    assert PermutationShapExplainer(model, background_size=10, progress=False).fit(frame).algorithm_ != "tree"
-    with pytest.raises(TypeError, match="numeric data"):
-        PermutationShapExplainer(model, algorithm="tree", background_size=10, progress=False).fit(frame)
 
 
 def test_a_model_refitted_in_place_is_refused(data):

@@ -4,6 +4,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.ensemble import (
     ExtraTreesRegressor,
@@ -102,13 +103,25 @@ def test_what_is_not_read_is_refused(data, make, labels, n_outputs, output, erro
         extract_trees(make().fit(X, target), n_outputs, output)
 
 
-def test_categorical_splits_are_refused(data):
+def test_xgboost_categorical_splits_are_refused(data):
+    xgboost = pytest.importorskip("xgboost")
+    X, y = data
+    frame = pd.DataFrame(X).assign(code=pd.Categorical(np.abs(np.round(X[:, 3] * 2)).astype(int)))
+    model = xgboost.XGBRegressor(n_estimators=5, enable_categorical=True, tree_method="hist")
+    model.fit(frame, y + frame.code.cat.codes % 2)
+    with pytest.raises(ValueError, match="categorical splits"):
+        extract_trees(model, 1, "predict")
+
+
+def test_histogram_boosting_categorical_splits_are_read(data):
     X, y = data
     codes = X.copy()
     codes[:, 3] = np.abs(np.round(X[:, 3] * 2))
     model = HistGradientBoostingRegressor(max_iter=5, categorical_features=[3]).fit(codes, y + codes[:, 3] % 2)
-    with pytest.raises(ValueError, match="categorical splits"):
-        extract_trees(model, 1, "predict")
+    trees = extract_trees(model, 1, "predict")
+    assert (trees.category_of_node >= 0).any()
+    sums = tree_predict(trees, model._preprocessor.transform(codes))[:, 0] + model._baseline_prediction[0]
+    np.testing.assert_allclose(sums, model.predict(codes), rtol=1e-12, atol=1e-12)
 
 
 def test_ties_go_left_with_less_or_equal_and_right_with_less_than():
