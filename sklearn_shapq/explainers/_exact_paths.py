@@ -110,17 +110,29 @@ SUM_OF_TREES = OutputLink("predict", "identity")
 
 
 class ProductKernelPath:
-    """The product-kernel path: a fitted :class:`ProductKernelShapExplainer` of the interventional game."""
+    """The product-kernel path: a fitted :class:`ProductKernelShapExplainer` of the interventional game.
+
+    Parameters
+    ----------
+    explainer : ProductKernelShapExplainer
+        Fitted on the background in its input units (after ``preprocessing``).
+    names : list of str
+        The players, in the order the path gives them; one the explainer lacks (its columns all dropped by
+        ``preprocessing``) is a null player, of value 0.
+    preprocessing : fitted transformer, optional
+        A Pipeline's column-wise steps before the kernel model: applied to the explained rows.
+    """
 
     name = PRODUCT_KERNEL
     shares_rounding = False
     """Its values are not completed to the model's outputs: a Gaussian process's predictions of a row move
     (by 1e-9 relative) with the rows predicted beside it, and a row's values must not."""
 
-    def __init__(self, explainer: ProductKernelShapExplainer, names: list[str]) -> None:
-        self.explainer = explainer
+    def __init__(self, explainer: ProductKernelShapExplainer, names: list[str], preprocessing: Any = None) -> None:
+        self.explainer, self.preprocessing = explainer, preprocessing
         # the explainer orders its players by their first column; the path gives them in ``names``' order
-        self.order = np.array([explainer.feature_groups_.names.index(name) for name in names])
+        fitted = explainer.feature_groups_.names
+        self.order = np.array([fitted.index(name) if name in fitted else -1 for name in names])
 
     @property
     def checked_model_use(self) -> tuple[int, int]:
@@ -132,23 +144,32 @@ class ProductKernelPath:
 
     def outputs(self, rows: np.ndarray) -> np.ndarray:
         """Return the dual form's outputs (n, k) on rows in the model's input units."""
-        return np.asarray(self.explainer.expansion_.predict(rows), dtype=np.float64)
+        return np.asarray(self.explainer.expansion_.predict(preprocessed(self.preprocessing, rows)), dtype=np.float64)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k)."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
-        return np.asarray(self.explainer.explain(rows).values).reshape(n, p, k)[:, self.order]
+        values = self.explainer.explain(preprocessed(self.preprocessing, rows)).values
+        return self._in_order(np.asarray(values).reshape(n, p, k), (1,))
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``."""
         n, p, k = rows.shape[0], self.explainer.feature_groups_.n_players, self.explainer.n_outputs_
-        pairs = np.asarray(self.explainer.explain_interactions(rows, index=index).values).reshape(n, p, p, k)
-        return pairs[:, self.order][:, :, self.order]
+        pairs = self.explainer.explain_interactions(preprocessed(self.preprocessing, rows), index=index).values
+        return self._in_order(np.asarray(pairs).reshape(n, p, p, k), (1, 2))
+
+    def _in_order(self, array: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        """``array``'s player ``axes`` in the path's order, zero for the players the explainer lacks."""
+        for axis in axes:
+            padded = np.concatenate([array, np.zeros_like(np.take(array, [0], axis=axis))], axis=axis)
+            array = np.take(padded, self.order, axis=axis)  # −1: the zeros appended last
+        return array
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the dual form's (a model changed)."""
         try:
-            check_outputs(self.explainer.expansion_, rows, outputs, "the model", self.rtol)
+            inputs = preprocessed(self.preprocessing, rows)
+            check_outputs(self.explainer.expansion_, inputs, outputs, "the model", self.rtol)
         except ValueError as exc:
             raise ValueError(
                 "The model's output differs from the dual form read in fit: it was refitted or changed in place "
@@ -736,7 +757,7 @@ def exact_path(
     device, progress
         The permutation explainer's.
     codec : TableCodec, optional
-        A raw table's codes: ``background`` holds codes, decoded for a Pipeline's first step (no product kernel).
+        A raw table's codes: ``background`` holds codes, decoded for a Pipeline's first step.
     refusals : list, optional
         With "auto", each path that took the model's kind but not its output appends "name: reason" (a
         probability past the players it enumerates, say).
@@ -757,19 +778,16 @@ def exact_path(
     """
     if algorithm not in ("auto", *EXACT_PATHS):
         return None
-    if algorithm == PRODUCT_KERNEL and codec is not None:
-        raise TypeError("algorithm='product_kernel' takes numeric data; X has category or string columns.")
     read_model = (model, output, background, background_outputs, groups)
+    kernel = (model, background, background_outputs, groups, device, progress, codec)
     readers: list[tuple[str, Callable[[], ExactPath]]] = [
+        (PRODUCT_KERNEL, partial(_product_kernel_path, *kernel)),
         (TREE, partial(_tree_path, *read_model, progress, codec)),
         (LINEAR, partial(_linear_path, *read_model, progress, codec)),
         (NEIGHBORS, partial(_neighbors_path, *read_model, progress, codec)),
         (QUADRATIC, partial(_quadratic_path, *read_model, progress, codec)),
         (ENSEMBLE, partial(_ensemble_path, *read_model, device, progress, codec)),
     ]
-    if codec is None:  # no product kernel takes a raw table's codes
-        kernel = partial(_product_kernel_path, model, background, background_outputs, groups, device, progress)
-        readers.insert(0, (PRODUCT_KERNEL, kernel))
     for name, read in readers:
         if algorithm not in ("auto", name):
             continue
@@ -784,21 +802,37 @@ def exact_path(
 
 
 def _product_kernel_path(
-    model: Any, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, device: Any, progress: bool
+    model: Any,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    device: Any,
+    progress: bool,
+    codec: Any = None,
 ) -> ProductKernelPath:
-    check_outputs(
-        extract_expansion(model), background[:CHECKED_ROWS], outputs[:CHECKED_ROWS], "the explained output (output=)"
-    )
-    feature_groups = {name: members.tolist() for name, members in zip(groups.names, groups.members, strict=True)}
+    preprocessing, final, inputs = None, model, background
+    try:  # a kernel model, or a Pipeline of scalers folded into its kernel's scales
+        if codec is not None:
+            raise TypeError("a raw table's codes reach a kernel model through the Pipeline's steps only.")
+        expansion = extract_expansion(model)
+    except TypeError:
+        if not isinstance(model, Pipeline):
+            raise
+        preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
+        expansion = extract_expansion(final)  # each encoded column a factor of the kernel, its player's
+    check_outputs(expansion, inputs[:CHECKED_ROWS], outputs[:CHECKED_ROWS], "the explained output (output=)")
+    feature_groups = {
+        name: members.tolist() for name, members in zip(groups.names, groups.members, strict=True) if members.size
+    }
     explainer = ProductKernelShapExplainer(
-        model,
+        final,
         value_function="interventional",
         background_size=None,
         feature_groups=feature_groups,
         device=device,
         progress=progress,
     )
-    return ProductKernelPath(explainer.fit(background), groups.names)
+    return ProductKernelPath(explainer.fit(inputs), groups.names, preprocessing)
 
 
 def _tree_path(

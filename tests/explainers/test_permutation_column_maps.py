@@ -17,12 +17,12 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
-from sklearn.svm import SVR
+from sklearn.svm import SVC, SVR
 from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.explainers._column_maps import check_column_sources, column_sources
-from tests.brute_force import brute_force_shapley
+from tests.brute_force import brute_force_shapley, faith_interactions, interventional_frame_value
 
 COLUMNS = ["colour", "size", "shape", "weight", "count"]
 
@@ -77,6 +77,7 @@ MODELS = {
     "logistic_probability": (LogisticRegression, "probability", "linear"),
     "boosting_probability": (lambda: HistGradientBoostingClassifier(max_iter=20), "probability", "tree"),
     "neighbours": (lambda: KNeighborsRegressor(5), "auto", "neighbors"),
+    "svr": (lambda: SVR(C=3.0), "auto", "product_kernel"),
     "voting": (
         lambda: VotingRegressor([("tree", DecisionTreeRegressor(max_depth=4)), ("ridge", Ridge())]),
         "auto",
@@ -103,6 +104,33 @@ def test_a_raw_table_one_hot_encoded_takes_the_exact_path_of_its_model(table, na
     np.testing.assert_allclose(explanation.values, expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, predict(rows), rtol=1e-9)
     assert explanation.feature_names == COLUMNS
+
+
+def test_a_kernel_model_after_encoders_that_drop_a_column_gives_its_pairs_exactly(table):
+    frame, target = table
+    encoder = ColumnTransformer(
+        [("categories", OneHotEncoder(), ["colour", "shape"]), ("numbers", StandardScaler(), ["size", "weight"])]
+    )  # "count" is dropped: a null player
+    model = make_pipeline(encoder, SVC(C=2.0)).fit(frame, target > 1.0)
+    background, rows = frame.iloc[:8], frame.iloc[100:102]
+    explainer = PermutationShapExplainer(model, output="margin", background_size=None, progress=False)
+    explanation = explainer.fit(background).explain(rows)
+    assert explainer.algorithm_ == "product_kernel"
+    expected = _enumerated_values(model.decision_function, frame, background, rows)
+    np.testing.assert_allclose(explanation.values, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(explanation.values[:, 4], 0.0)
+    faith = explainer.explain_interactions(rows, index="FSII", max_evals=20)
+    assert faith.diagnostics["exact"]
+    for i in range(2):
+        table_ = np.array(
+            [
+                interventional_frame_value(
+                    model.decision_function, rows.iloc[[i]], background, [j for j in range(5) if code >> j & 1]
+                )
+                for code in range(1 << 5)
+            ]
+        )
+        np.testing.assert_allclose(faith.values[i], faith_interactions(table_[:, None])[:, :, 0], rtol=1e-8, atol=1e-10)
 
 
 def test_numeric_columns_one_hot_encoded_and_feature_groups(table):
