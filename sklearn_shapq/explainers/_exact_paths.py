@@ -54,6 +54,7 @@ from sklearn_shapq.backends import (
     resolve_backend,
     tree_predict,
 )
+from sklearn_shapq.explainers._affine_steps import affine_weights, split_affine_tail
 from sklearn_shapq.explainers._column_maps import DecodedSteps, check_column_sources, column_sources
 from sklearn_shapq.explainers._ensemble_models import WeightedEnsemble, extract_ensemble
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
@@ -866,10 +867,13 @@ def _linear_path(
     progress: bool,
     codec: Any = None,
 ) -> LinearPath:
-    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
-    if is_gaussian_naive_bayes(final):  # linear in its per-feature terms, whose players are their features'
+    head, tail = split_affine_tail(model)  # a PCA before the model: its map folds into the weights
+    preprocessing, final, inputs, groups = _column_wise_inputs(head, background, groups, codec)
+    if is_gaussian_naive_bayes(final) and tail is None:  # linear in its per-feature terms, their features' players
         return _naive_bayes_path(model, final, preprocessing, output, background, outputs, groups, progress)
     coef, links = extract_linear(final, outputs.shape[1], output)
+    if tail is not None:
+        coef = affine_weights(tail, inputs) @ coef
 
     def candidates() -> Iterator[LinearPath | ValueError]:
         for link in links:
