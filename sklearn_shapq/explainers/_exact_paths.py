@@ -68,7 +68,7 @@ from sklearn_shapq.explainers._quadratic_models import (
     extract_quadratic,
     has_polynomial_features,
 )
-from sklearn_shapq.explainers._tree_models import extract_trees, own_preprocessing, tree_output
+from sklearn_shapq.explainers._tree_models import extract_trees, own_preprocessing, sum_scale, tree_output
 from sklearn_shapq.games import PROBABILITY_CLIP, make_model_function, shapley_from_table
 
 PRODUCT_KERNEL = "product_kernel"
@@ -248,11 +248,17 @@ class StructurePath(ABC):
         return TREE_RTOL[self.float32_sums]
 
     def through(
-        self, link: str, scale: float = 1.0, shift: float = 0.0, knots: np.ndarray | None = None
+        self,
+        link: str,
+        scale: float = 1.0,
+        shift: float = 0.0,
+        knots: np.ndarray | None = None,
+        log_odds: bool = False,
     ) -> StructurePath:
         """Return this path's output through ``link`` of ``scale · (sum + offset) + shift`` (a calibration's sigmoid).
 
-        ``knots``: the "interp" link's (2, K) increasing x and their y (an isotonic calibration's).
+        ``knots``: the "interp" link's (2, K) increasing x and their y (an isotonic calibration's); ``log_odds``:
+        then the log-odds of the result.
 
         Raises
         ------
@@ -264,7 +270,7 @@ class StructurePath(ABC):
         path = copy.copy(self)
         path._scale_structure(scale)
         path.offset = scale * self.offset + shift
-        path.output, path.knots = OutputLink("margin", link), knots
+        path.output, path.knots = OutputLink("margin", link, log_odds), knots
         return path
 
     def _scale_structure(self, scale: float) -> None:
@@ -844,7 +850,7 @@ def _tree_path(
     groups: FeatureGroups,
     progress: bool,
     codec: Any = None,
-) -> TreePath:
+) -> StructurePath:
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     link = tree_output(final, output, outputs.shape[1])
     refusal = _enumeration_refusal(model, output, link, "trees' sum", groups.n_players)
@@ -853,7 +859,12 @@ def _tree_path(
     trees = extract_trees(final, outputs.shape[1], output, link)
     raw = _raw_outputs(model, link, output, background, outputs, codec)
     offset = (raw - tree_predict(trees, inputs)).mean(axis=0)  # every background row checked: all are used
-    path = TreePath(trees, offset, inputs, groups, preprocessing, progress, link)
+    scale = sum_scale(final, link)  # AdaBoost's softmax of its votes over K − 1
+    path: StructurePath = TreePath(
+        trees, offset, inputs, groups, preprocessing, progress, link if scale == 1.0 else SUM_OF_TREES
+    )
+    if scale != 1.0:
+        path = path.through(link.link, scale, log_odds=link.log_odds)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
 

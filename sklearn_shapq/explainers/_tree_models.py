@@ -31,6 +31,7 @@ ADDITIVE_OUTPUTS = {
     ("xgboost", True): ("margin",),
     ("lightgbm", False): ("predict", "margin"),  # the raw score (objectives with an identity link)
     ("lightgbm", True): ("margin",),  # its raw score
+    ("adaboost", True): ("margin",),  # its decision function: the trees' weighted votes
 }
 """The outputs that are sums over the trees (plus a constant), by kind of model and whether it classifies."""
 _IDENTITY_OBJECTIVES = (
@@ -106,6 +107,8 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
         trees, strict, float32 = _histogram_boosting_trees(model), False, False
     elif kind == "boosted":
         trees, strict, float32 = _gradient_boosting_trees(model), False, True
+    elif kind == "adaboost":
+        trees, strict, float32 = _adaboost_trees(model), False, True
     elif hasattr(model, "estimators_"):  # a forest or a bagging of trees: the mean of its trees
         scale = 1.0 / len(model.estimators_)
         columns = getattr(model, "estimators_features_", [None] * len(model.estimators_))  # bagging: each tree's
@@ -206,12 +209,23 @@ def _boosting_link(model: Any, classifier: bool, xgboost_objective: str | None) 
     return "identity" if objective in identity else "exp" if objective in log else "other"
 
 
-def _tree_kind(model: Any) -> str | None:
-    """Return "forest" (a tree, a forest, a bagging of trees), "boosted", "histogram", "xgboost" or "lightgbm".
+def sum_scale(model: Any, link: OutputLink) -> float:
+    """Return the factor on a tree model's sum before ``link``: 1 but for AdaBoost's multiclass probability.
 
-    None: not read here.
+    AdaBoost (SAMME) takes the softmax of its decision function over K − 1 (Zhu et al. 2009, eq. 15).
+    """
+    if _tree_kind(model) == "adaboost" and link.link == "softmax":
+        return 1.0 / (len(model.classes_) - 1)
+    return 1.0
+
+
+def _tree_kind(model: Any) -> str | None:
+    """Return the kind of tree model: "forest", "boosted", "histogram", "adaboost", "xgboost", "lightgbm" or None.
+
+    "forest": a tree, a forest, a bagging of trees; None: not read here.
     """
     from sklearn.ensemble import (
+        AdaBoostClassifier,
         BaggingClassifier,
         BaggingRegressor,
         ExtraTreesClassifier,
@@ -239,6 +253,9 @@ def _tree_kind(model: Any) -> str | None:
         return "boosted"
     if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
         return "histogram"
+    voters = getattr(model, "estimators_", None) if isinstance(model, AdaBoostClassifier) else None
+    if voters and all(isinstance(tree, BaseDecisionTree) for tree in voters):  # weighted votes of trees
+        return "adaboost"
     return None
 
 
@@ -349,6 +366,29 @@ def _gradient_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
             value = np.zeros((tree["value"].shape[0], n_columns))
             value[:, column] = tree["value"][:, 0]
             trees.append({**tree, "value": value})
+    return trees
+
+
+def _adaboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read AdaBoost's (SAMME) trees as its decision function sums them: each leaf its class's weighted vote.
+
+    A tree votes w_t / Σ w for the class it predicts (the first of its leaf's largest class weights) and
+    −w_t / ((K − 1) Σ w) for the others; with two classes the decision function is the second class's vote
+    minus the first's.
+    """
+    classes = list(model.classes_)
+    if len(classes) < 2:
+        raise ValueError("an AdaBoost classifier of one class has no votes to read.")
+    total = float(np.sum(model.estimator_weights_))
+    trees = []
+    for tree_model, weight in zip(model.estimators_, model.estimator_weights_, strict=False):
+        tree = _sklearn_tree(tree_model, 1.0)
+        raw = np.asarray(tree_model.tree_.value)[:, 0, :]  # the tree's own class weights: its argmax, ties first
+        voted = np.array([classes.index(label) for label in tree_model.classes_[np.argmax(raw, axis=1)]])
+        votes = np.where(np.arange(len(classes)) == voted[:, None], 1.0, -1.0 / (len(classes) - 1)) * weight / total
+        if len(classes) == 2:
+            votes = votes[:, 1:] - votes[:, :1]
+        trees.append({**tree, "value": np.where(tree["feature"][:, None] < 0, votes, 0.0)})
     return trees
 
 
