@@ -44,8 +44,10 @@ aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC pr
 cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``knnc_cancer10`` (k-NN
 classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
 ``stacking_diabetes10`` (ridge and forest stacked), ``calibrated_hgb_cancer12`` (a sigmoid calibration of
-histogram gradient boosting, 3 folds); and ``xgbc_cancer20``, a boosted classifier's probability at
-d = 20, past the 16 players "auto" enumerates through a link (truth: the trees' sums on all 2^20 coalitions).
+histogram gradient boosting, 3 folds), ``adac_cancer10`` (AdaBoost of depth-2 trees, its probability) and
+``pca_logistic_cancer12`` (scaler, PCA(6), logistic regression, its probability); and ``xgbc_cancer20``, a
+boosted classifier's probability at d = 20, past the 16 players "auto" enumerates through a link (truth: the
+trees' sums on all 2^20 coalitions).
 
 Budgets: 5d, 10d, 20d, 50d evaluations per row (``--budgets-per-feature``). An evaluation of a
 coalition costs one model row per background row, for us and for the peers alike. Estimators:
@@ -128,8 +130,10 @@ from sklearn.datasets import (
     make_friedman1,
     make_friedman2,
 )
+from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from sklearn.ensemble import (
+    AdaBoostClassifier,
     AdaBoostRegressor,
     BaggingRegressor,
     GradientBoostingRegressor,
@@ -148,7 +152,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.svm import SVC, SVR
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from threadpoolctl import threadpool_limits
 
 from sklearn_shapq import PermutationShapExplainer, ProductKernelShapExplainer
@@ -412,6 +416,18 @@ def problems() -> dict[str, Problem]:
         "calibrated_hgb_cancer12": Problem(
             breast_cancer(12),
             lambda: CalibratedClassifierCV(HistGradientBoostingClassifier(max_iter=50, random_state=0), cv=3),
+            output="probability",
+            **small,
+        ),
+        "adac_cancer10": Problem(
+            breast_cancer(10),
+            lambda: AdaBoostClassifier(DecisionTreeClassifier(max_depth=2), n_estimators=100, random_state=0),
+            output="probability",
+            **small,
+        ),
+        "pca_logistic_cancer12": Problem(
+            breast_cancer(12),
+            lambda: make_pipeline(StandardScaler(), PCA(6), LogisticRegression(max_iter=1000)),
             output="probability",
             **small,
         ),
