@@ -73,6 +73,8 @@ OVERLAPPED_BLOCKS = 4
 ask for smaller ones): the estimator's work on the last block is what stays after the model's last call."""
 OVERLAPPED_MIN_ROWS = 2**15
 """Fewest model rows of a block cut for overlap (about): smaller explanations keep their blocks and model calls."""
+EXACT_CHECK_CALLS = 2
+"""Model calls of an exact path's check in each ``explain``: on the explained rows and on the background."""
 _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, so that the estimators' kernels have games for their threads."""
 _BLOCK_BYTES = 48 * 2**20
@@ -185,7 +187,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           through exp).
           Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
-          explained rows (one model call).
+          explained rows and the model's background outputs against fit's (two model calls).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
           "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
           (``algorithm_`` says which).
@@ -428,11 +430,11 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_values(self, explained: ExplainedRows) -> tuple:
         """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
 
-        The model's outputs on the rows are compared with the path's first: one model call (and the
-        dual form's own check, on its anchors). On a path that ``shares_rounding``, what the values miss
-        of the model's outputs minus the base value, the model's own rounding (xgboost's float32 sums;
-        at most the check's tolerance), is shared equally by the players: the least change that makes
-        them efficient to the model.
+        The model's outputs on the rows are compared with the path's first, and on the background with fit's:
+        two model calls (and the dual form's own check, on its anchors). On a path that ``shares_rounding``,
+        what the values miss of the model's outputs minus the base value, the model's own rounding (xgboost's
+        float32 sums; at most the check's tolerance), is shared equally by the players: the least change that
+        makes them efficient to the model.
         """
         n_rows, k = explained.array.shape[0], self.n_outputs_
         path, rows_in, outputs = self._checked_exact_path(explained)
@@ -445,21 +447,25 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "algorithm": self.algorithm_,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + rows,  # our check and the path's own
-            "n_model_calls": 1 + calls,
+            "n_model_rows": n_rows + self.background_.shape[0] + rows,  # our checks and the path's own
+            "n_model_calls": EXACT_CHECK_CALLS + calls,
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
     def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, Any, np.ndarray]:
         """Return the exact path, the rows as it takes them and the model's outputs (n, k) on them.
 
-        Outputs not the path's are refused; a raw table's rows are decoded once (:func:`_path_rows`).
+        Outputs not the path's, on the rows or on the background (:data:`EXACT_CHECK_CALLS` model calls), are
+        refused; a raw table's rows are decoded once (:func:`_path_rows`).
         """
         path = cast(ExactPath, self._exact_path)
+        self._check_model_features()
         model_fn = make_model_function(self.model, self.output, resolve_backend("cpu"), explained.codec)
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
         rows = _path_rows(explained)
         path.check(rows, outputs)
+        # the background too: a model refitted in place may still give the explained rows' outputs
+        self._check_background_outputs(resolve_backend("cpu"))
         return path, rows, outputs
 
     def _plan_settings(self) -> tuple:
@@ -687,8 +693,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "exact": True,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + rows,  # our check and the path's own
-            "n_model_calls": 1 + calls,
+            "n_model_rows": n_rows + self.background_.shape[0] + rows,  # our checks and the path's own
+            "n_model_calls": EXACT_CHECK_CALLS + calls,
         }
         return self._explanation(
             explained.array,
@@ -886,18 +892,26 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
         A model changed since ``fit`` is refused; a background recast to other dtypes is checked in a call of its own.
         """
+        self._check_model_features()
+        if background is self.background_:
+            return self._background_outputs, True, (0, 0)
+        self._check_background_outputs(backend)
+        n_rows = background.shape[0]
+        return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
+
+    def _check_model_features(self) -> None:
+        """Refuse a model that now takes another number of features than at ``fit`` (it was refitted)."""
         model_features = getattr(self.model, "n_features_in_", None)
         if model_features is not None and model_features != self._fitted_model_features:
             raise ValueError(
                 f"The model now takes {model_features} features, but {self._fitted_model_features} when the "
                 "explainer was fitted: it was refitted; call fit again."
             )
-        if background is self.background_:
-            return self._background_outputs, True, (0, 0)
+
+    def _check_background_outputs(self, backend: Any) -> None:
+        """Refuse a model whose outputs on the background differ from those at ``fit`` (one call of N rows)."""
         fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
         check_same_outputs(backend.to_numpy(fitted_fn(backend.to_device(self.background_))), self._background_outputs)
-        n_rows = background.shape[0]
-        return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm) -> int:
         """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""

@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 from sklearn.neighbors import KNeighborsRegressor
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.explainers import _permutation
@@ -105,3 +105,19 @@ def test_the_progress_bar_moves_within_one_row(diabetes, monkeypatch):
     assert explanation.diagnostics["algorithm"] == "exact"
     assert bar.total == (2**10 + 1) * 20 and len(bar.steps) >= 20  # exact: 2^10 coalitions, not the budget's 2000
     assert sum(bar.steps) == explanation.diagnostics["n_model_rows"] <= bar.total
+
+
+def test_an_exact_path_refuses_a_refit_that_keeps_the_explained_rows_outputs():
+    """A refit that changes the model only where the background reaches it: the background is checked too."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    model = DecisionTreeRegressor(max_depth=1).fit(X, 2.0 * (X[:, 0] > 1))
+    background, rows = X[:20], X[X[:, 0] < 0][:2]
+    assert (background[:, 0] > 1).any()
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    assert explainer.algorithm_ == "tree"
+    model.fit(X, 3.0 * (X[:, 0] > 1))  # the explained rows' outputs stay 0
+    with pytest.raises(ValueError, match="refitted or changed in place"):
+        explainer.explain(rows)
+    with pytest.raises(ValueError, match="refitted or changed in place"):
+        explainer.explain_interactions(rows)
