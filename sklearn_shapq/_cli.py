@@ -212,8 +212,8 @@ def _add_explain(commands: Any, choices: bool) -> None:
         "--output",
         default="auto",
         choices=outputs,
-        help="what is explained: a regressor's prediction, a classifier's margin or log-odds (auto, the "
-        "default), or the one named",
+        help="what is explained: a regressor's prediction, a classifier's margin or log-odds, an outlier "
+        "detector's score (auto, the default), or the one named",
     )
     explainer.add_argument(
         "--random-state",

@@ -210,8 +210,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         a plain callable.
     output : {"auto", "margin", "log_odds", "probability", "predict"}, default="auto"
         What is explained. "auto": a classifier's margin where it has one (its
-        ``decision_function``, xgboost's or LightGBM's raw score), else its log-odds; a regressor's
-        prediction.
+        ``decision_function``, xgboost's or LightGBM's raw score), else its log-odds; an outlier
+        detector's ``decision_function`` (its score, not its ±1 label); a regressor's prediction.
     background_parts : "auto" or int, default="auto"
         Games each row's game is split into, one per equal part of the background (an int must
         divide N), each with its own draws at the same model rows; the row's values are their

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
-from sklearn.base import is_classifier
+from sklearn.base import is_classifier, is_outlier_detector
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq.backends import ArrayBackend, scipy_special
@@ -109,7 +109,8 @@ def make_model_function(
         Fitted.
     output : {"auto", "margin", "log_odds", "probability", "predict"}
         "auto": a classifier's margin where it has one (``decision_function``, xgboost's or
-        LightGBM's raw score), else its log-odds; a regressor's ``predict``. A binary classifier
+        LightGBM's raw score), else its log-odds; an outlier detector's ``decision_function``; a
+        regressor's ``predict``. A binary classifier
         gives one output, a multiclass one one per class.
     backend : ArrayBackend
     codec : TableCodec, optional
@@ -182,7 +183,9 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
     classifier = is_classifier(model) or hasattr(model, "predict_proba")
     margin = _margin_method(model)
     if output == "auto":
-        if not classifier:
+        if is_outlier_detector(model) and margin is not None:  # its score, not its ±1 label
+            output = "margin"
+        elif not classifier:
             output = "predict"
         elif margin is not None:
             output = "margin"

@@ -485,3 +485,22 @@ def test_sparse_input_gets_a_clear_error_in_every_class():
         HSICAttribution(n_features_to_select=2).fit(sparse, y)
     with pytest.raises(TypeError, match="[Ss]parse"):
         MMDAttribution().fit(sparse, X)
+
+
+def test_auto_explains_an_outlier_detector_s_score_not_its_label():
+    from sklearn.ensemble import IsolationForest
+    from sklearn.svm import OneClassSVM
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    for model, path in (
+        (OneClassSVM(gamma=0.5).fit(X), "product_kernel"),
+        (IsolationForest(random_state=0).fit(X), None),
+    ):
+        explainer = PermutationShapExplainer(model, background_size=20, random_state=0, progress=False).fit(X)
+        explanation = explainer.explain(X[:3])
+        total = explanation.values.sum(axis=1) + explanation.base_values
+        np.testing.assert_allclose(total, model.decision_function(X[:3]), rtol=1e-9, atol=1e-12)
+        assert path is None or explainer.algorithm_ == path
+        labels = PermutationShapExplainer(model, output="predict", background_size=20, progress=False).fit(X)
+        labelled = labels.explain(X[:3])
+        np.testing.assert_allclose(labelled.values.sum(axis=1) + labelled.base_values, model.predict(X[:3]))
