@@ -1,5 +1,8 @@
 """Read quadratic margins: a quadratic discriminant's class scores, a linear model on degree-2 polynomial features.
 
+An ``EllipticEnvelope``'s score (its ``decision_function``) is minus the squared Mahalanobis distance to its
+location, less an offset: a quadratic margin too.
+
 ``QuadraticDiscriminantAnalysis`` scores class c by −½ (x − μ_c)ᵀ M_c (x − μ_c) plus a constant, with
 M_c = R_c diag(1 / s_c) R_cᵀ from its rotations and scalings; its probabilities are the softmax of the
 scores (a sigmoid of the difference for two classes), and its ``decision_function`` the scores (their
@@ -27,7 +30,7 @@ def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarr
 
     Parameters
     ----------
-    model : fitted QuadraticDiscriminantAnalysis
+    model : fitted QuadraticDiscriminantAnalysis or EllipticEnvelope
     n_outputs : int
         The explained outputs: a binary classifier's one (the difference of the classes' scores), else one
         per class.
@@ -51,8 +54,10 @@ def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarr
     ((3, 3, 1), (3, 1), OutputLink(raw_output='margin', link='sigmoid', log_odds=False))
     """
     name = type(model).__name__
+    if name == "EllipticEnvelope" and hasattr(model, "location_"):
+        return _elliptic_envelope_margin(model, n_outputs, output)
     if not (name == "QuadraticDiscriminantAnalysis" and hasattr(model, "rotations_")):
-        raise TypeError(f"{name} is not a fitted quadratic discriminant of scikit-learn.")
+        raise TypeError(f"{name} is not a fitted quadratic discriminant or elliptic envelope of scikit-learn.")
     n_classes = len(model.classes_)
     if not (n_outputs == n_classes or (n_outputs == 1 and n_classes == 2)):
         raise ValueError(f"{name}'s {n_classes} classes do not give {n_outputs} explained outputs.")
@@ -69,6 +74,15 @@ def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarr
     if output not in links:
         raise ValueError(f"{name}'s output {output!r} is not read from its quadratic forms (a class label).")
     return quadratic_forms, linear_terms, links[output]
+
+
+def _elliptic_envelope_margin(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray, np.ndarray, OutputLink]:
+    """Return an elliptic envelope's score as a margin: −(x − μ)ᵀ P (x − μ) less its offset, so A = −P, b = 2 P μ."""
+    if output != "margin" or n_outputs != 1:
+        raise ValueError(f"EllipticEnvelope's output {output!r} is not read from its precision (its score is).")
+    precision = np.asarray(model.get_precision(), dtype=np.float64)
+    location = np.asarray(model.location_, dtype=np.float64)
+    return -precision[..., None], (2.0 * precision @ location)[:, None], OutputLink("margin", "identity")
 
 
 def extract_polynomial_margin(

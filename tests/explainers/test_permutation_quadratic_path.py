@@ -4,6 +4,7 @@ degree-2 polynomial features)."""
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.covariance import EllipticEnvelope
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
@@ -41,6 +42,8 @@ MODEL_NAMES = [
     "polynomial_logistic",
     "polynomial_interactions_classes",
     "polynomial_poisson",
+    "elliptic_envelope",
+    "scaled_elliptic_envelope",
 ]
 
 
@@ -61,7 +64,11 @@ def models(data):
     poisson = make_pipeline(StandardScaler(), PolynomialFeatures(2), PoissonRegressor()).fit(
         X, np.round(np.exp(np.clip(score / 4, -2, 2)))
     )
+    envelope = EllipticEnvelope(random_state=0).fit(X)
+    scaled_envelope = make_pipeline(StandardScaler(), EllipticEnvelope(random_state=0)).fit(X)
     return {
+        "elliptic_envelope": (envelope, "auto", envelope.decision_function),  # auto: an outlier detector's score
+        "scaled_elliptic_envelope": (scaled_envelope, "margin", scaled_envelope.decision_function),
         "polynomial_logistic": (polynomial, "probability", lambda r: polynomial.predict_proba(r)[:, 1]),
         "polynomial_interactions_classes": (interactions, "probability", interactions.predict_proba),
         "polynomial_poisson": (poisson, "auto", poisson.predict),
