@@ -69,15 +69,20 @@ def _is_affine(step: Any) -> bool:
 def affine_weights(tail: Pipeline, inputs: np.ndarray) -> np.ndarray:
     """Return A (m, m') of the affine map ``tail`` (u ↦ A u + c on rows u of m columns), checked on ``inputs``.
 
+    A is read from the images of the inputs' mean and of steps of each column's range from it.
+
     Raises
     ------
     TypeError
         ``tail`` does not give ``inputs`` @ A + c on the rows ``inputs`` (N, m): not read as affine.
     """
     m = inputs.shape[1]
-    images = preprocessed(tail, np.vstack([np.zeros((1, m)), np.eye(m), inputs]))
-    shift, basis, mapped = images[0], images[1 : m + 1] - images[0], images[m + 1 :]
+    centre = inputs.mean(axis=0) if inputs.shape[0] else np.zeros(m)  # probed near the data: no cancellation
+    steps = np.where(np.ptp(inputs, axis=0) > 0, np.ptp(inputs, axis=0), 1.0) if inputs.shape[0] else np.ones(m)
+    images = preprocessed(tail, np.vstack([centre, centre + np.diag(steps), inputs]))
+    at_centre, mapped = images[0], images[m + 1 :]
+    basis = (images[1 : m + 1] - at_centre) / steps[:, None]
     scale = max(1.0, float(np.abs(mapped).max(initial=0.0)))
-    if not np.allclose(inputs @ basis + shift, mapped, rtol=0.0, atol=AFFINE_RTOL * scale):
+    if not np.allclose((inputs - centre) @ basis + at_centre, mapped, rtol=0.0, atol=AFFINE_RTOL * scale):
         raise TypeError("The Pipeline's steps before the linear model are not the affine map read from them.")
     return basis

@@ -55,6 +55,7 @@ from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactio
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
 from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ExactPath, exact_path
+from sklearn_shapq.explainers._model_fingerprint import model_fingerprint
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
@@ -393,6 +394,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._exact_path = self._fitted_exact_path(array, codec, groups, model_fn.output, refusals)
         if self._exact_path is not None:
             plan = (self._exact_path.name, 0, 1)
+        # what the exact path read stays valid while the model's state does (checked at every explain)
+        self._model_fingerprint = model_fingerprint(self.model) if self._exact_path is not None else None
         self.algorithm_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
         self.exact_refusals_ = refusals
         self.background_ = array  # that raises leaves the previous fit whole
@@ -455,8 +458,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, Any, np.ndarray]:
         """Return the exact path, the rows as it takes them and the model's outputs (n, k) on them.
 
-        Outputs not the path's, on the rows or on the background (:data:`EXACT_CHECK_CALLS` model calls), are
-        refused; a raw table's rows are decoded once (:func:`_path_rows`).
+        A model whose state changed since fit (:func:`model_fingerprint`), or whose outputs are not the path's, on
+        the rows or on the background (:data:`EXACT_CHECK_CALLS` model calls), is refused; a raw table's rows are
+        decoded once (:func:`_path_rows`).
         """
         path = cast(ExactPath, self._exact_path)
         self._check_model_features()
@@ -464,8 +468,13 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
         rows = _path_rows(explained)
         path.check(rows, outputs)
-        # the background too: a model refitted in place may still give the explained rows' outputs
+        # the background too, and the model's state: a model refitted in place may still give those outputs
         self._check_background_outputs(resolve_backend("cpu"))
+        if model_fingerprint(self.model) != self._model_fingerprint:
+            raise ValueError(
+                f"The model's state differs from what the {path.name} path read from it in fit: it was refitted or "
+                "changed in place since fit. Call fit again."
+            )
         return path, rows, outputs
 
     def _plan_settings(self) -> tuple:

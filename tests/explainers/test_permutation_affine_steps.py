@@ -104,3 +104,10 @@ def test_split_affine_tail_keeps_column_wise_steps_without_a_mix():
     assert split_affine_tail(model) == (model, None)
     clipped = make_pipeline(PCA(2), MinMaxScaler(clip=True), Ridge())
     assert split_affine_tail(clipped) == (clipped, None)  # a clipped scaler is not affine: nothing after it mixes
+
+
+def test_columns_far_from_zero_keep_the_linear_path(data):
+    X, y = data
+    far = X + 1e5  # the map is read near the data: no cancellation against the PCA's mean
+    model = make_pipeline(PCA(3), Ridge()).fit(far, y)
+    assert_auto_takes_the_enumerated_values(model, "auto", model.predict, far[40:42], far[:10], "linear", atol=1e-9)

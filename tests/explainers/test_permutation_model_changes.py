@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
+from sklearn.ensemble import AdaBoostClassifier
 from sklearn.linear_model import Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -121,3 +122,31 @@ def test_an_exact_path_refuses_a_refit_that_keeps_the_explained_rows_outputs():
         explainer.explain(rows)
     with pytest.raises(ValueError, match="refitted or changed in place"):
         explainer.explain_interactions(rows)
+
+
+def test_an_exact_path_refuses_a_refit_that_keeps_every_checked_output():
+    """Perfect fits before and after: the background's and the rows' outputs agree, the hybrid rows' do not."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    model = AdaBoostClassifier(DecisionTreeClassifier(max_features=1, random_state=0), n_estimators=5).fit(X, y)
+    background, rows = X[:10], X[20:22]
+    explainer = PermutationShapExplainer(model, output="margin", background_size=None, progress=False)
+    assert explainer.fit(background).algorithm_ == "tree"
+    before = model.decision_function(np.vstack([background, rows]))
+    model.set_params(estimator__random_state=1).fit(X, y)
+    np.testing.assert_array_equal(model.decision_function(np.vstack([background, rows])), before)
+    with pytest.raises(ValueError, match="state differs .* refitted or changed in place"):
+        explainer.explain(rows)
+
+
+def test_the_fingerprint_ignores_a_search_tree_s_counters_and_sees_a_refit():
+    X = np.random.default_rng(1).normal(size=(300, 3))
+    model = KNeighborsRegressor(algorithm="kd_tree").fit(X, X[:, 0])
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(X[:8])
+    assert explainer.algorithm_ == "neighbors"
+    model.predict(X[:50])  # the k-d tree counts its queries
+    explainer.explain(X[10:12])
+    model.fit(X, X[:, 1])
+    with pytest.raises(ValueError, match="refitted or changed in place"):
+        explainer.explain(X[10:12])
