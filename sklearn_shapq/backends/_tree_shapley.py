@@ -31,7 +31,7 @@ class TreeArrays:
     feature : int64 ndarray of shape (n_nodes,)
         The split's column; −1 at a leaf.
     threshold : float64 ndarray of shape (n_nodes,)
-        The split's threshold (unused at a leaf).
+        The split's threshold (unused at a leaf); NaN at a categorical split, which ``category_left`` decides.
     left, right : int64 ndarray of shape (n_nodes,)
         The children's positions in these arrays.
     missing_left : bool ndarray of shape (n_nodes,)
@@ -49,7 +49,8 @@ class TreeArrays:
     max_depth : int
         The most splits from a root to a leaf.
     category_of_node : int64 ndarray of shape (n_nodes,), optional
-        A categorical split's row of ``category_left``, −1 at other nodes (default: no categorical split).
+        A categorical split's row of ``category_left``, −1 at other nodes (default: no categorical split); read
+        only where the threshold is NaN, so numeric splits cost no more than without categories.
     category_left : bool ndarray of shape (n_categorical_splits, n_codes), optional
         Whether a categorical split sends each category code left; a NaN, a negative code or one past
         ``n_codes`` goes where NaN goes (``missing_left``).
@@ -116,7 +117,7 @@ def node_depths(left: np.ndarray, right: np.ndarray, feature: np.ndarray, roots:
     return depth
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")  # called per node: inlined
 def _goes_left(
     value: float,
     node: int,
@@ -128,12 +129,12 @@ def _goes_left(
 ) -> bool:
     if value != value:  # NaN
         return missing_left[node]
-    row = category_of_node[node]
-    if row >= 0:  # a categorical split: its side of the value's code; a code out of range goes the missing way
+    split = threshold[node]
+    if split != split:  # a categorical split (NaN threshold): its side of the value's code, out of range the NaN way
         if value < 0 or value >= category_left.shape[1]:
             return missing_left[node]
-        return category_left[row, int(value)]
-    return value < threshold[node] if strict else value <= threshold[node]
+        return category_left[category_of_node[node], int(value)]
+    return value < split if strict else value <= split
 
 
 @numba.njit(nogil=True, cache=True)

@@ -425,6 +425,7 @@ def _histogram_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
                 tree["category_left"] = in_left | (~is_known & missing_left)  # unknown codes go the missing way
                 tree["category_of_node"] = np.full(nodes.shape[0], -1, dtype=np.int64)
                 tree["category_of_node"][categorical] = np.arange(categorical.size)
+                tree["threshold"] = np.where(tree["category_of_node"] >= 0, np.nan, nodes["num_threshold"])
             trees.append(tree)
     return trees
 
