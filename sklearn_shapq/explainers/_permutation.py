@@ -74,8 +74,6 @@ OVERLAPPED_BLOCKS = 4
 ask for smaller ones): the estimator's work on the last block is what stays after the model's last call."""
 OVERLAPPED_MIN_ROWS = 2**15
 """Fewest model rows of a block cut for overlap (about): smaller explanations keep their blocks and model calls."""
-EXACT_CHECK_CALLS = 2
-"""Model calls of an exact path's check in each ``explain``: on the explained rows and on the background."""
 _MIN_GAMES_PER_BLOCK = 8
 """Games a block holds at least, memory permitting, so that the estimators' kernels have games for their threads."""
 _BLOCK_BYTES = 48 * 2**20
@@ -188,7 +186,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           through exp).
           Taken where the structure
           gives the explained ``output`` on the background; every explain checks it on the
-          explained rows and the model's background outputs against fit's (two model calls).
+          explained rows (one model call) and the model's state against fit's (a hash).
         - "auto": the exact path where it applies; else exact when 2^d <= ``max_evals``; else
           "leverage_cv", "leverage" or "orthogonal" by d, budget and ``background_parts``
           (``algorithm_`` says which).
@@ -433,8 +431,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _exact_values(self, explained: ExplainedRows) -> tuple:
         """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
 
-        The model's outputs on the rows are compared with the path's first, and on the background with fit's:
-        two model calls (and the dual form's own check, on its anchors). On a path that ``shares_rounding``,
+        The model's outputs on the rows are compared with the path's first (one model call, and the dual form's
+        own check on its anchors) and its state with fit's. On a path that ``shares_rounding``,
         what the values miss of the model's outputs minus the base value, the model's own rounding (xgboost's
         float32 sums; at most the check's tolerance), is shared equally by the players: the least change that
         makes them efficient to the model.
@@ -450,17 +448,16 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "algorithm": self.algorithm_,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + self.background_.shape[0] + rows,  # our checks and the path's own
-            "n_model_calls": EXACT_CHECK_CALLS + calls,
+            "n_model_rows": n_rows + rows,  # our check and the path's own
+            "n_model_calls": 1 + calls,
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
     def _checked_exact_path(self, explained: ExplainedRows) -> tuple[ExactPath, Any, np.ndarray]:
         """Return the exact path, the rows as it takes them and the model's outputs (n, k) on them.
 
-        A model whose state changed since fit (:func:`model_fingerprint`), or whose outputs are not the path's, on
-        the rows or on the background (:data:`EXACT_CHECK_CALLS` model calls), is refused; a raw table's rows are
-        decoded once (:func:`_path_rows`).
+        A model whose outputs on the rows are not the path's (one model call), or whose state changed since fit
+        (:func:`model_fingerprint`), is refused; a raw table's rows are decoded once (:func:`_path_rows`).
         """
         path = cast(ExactPath, self._exact_path)
         self._check_model_features()
@@ -468,8 +465,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         outputs = np.asarray(model_fn(explained.array), dtype=np.float64)
         rows = _path_rows(explained)
         path.check(rows, outputs)
-        # the background too, and the model's state: a model refitted in place may still give those outputs
-        self._check_background_outputs(resolve_backend("cpu"))
+        # the model's state: a model refitted in place may still give those outputs, and the background's
         if model_fingerprint(self.model) != self._model_fingerprint:
             raise ValueError(
                 f"The model's state differs from what the {path.name} path read from it in fit: it was refitted or "
@@ -702,8 +698,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "exact": True,
             "background_parts": 1,
             "n_evals": np.zeros(n_rows, dtype=np.int64),
-            "n_model_rows": n_rows + self.background_.shape[0] + rows,  # our checks and the path's own
-            "n_model_calls": EXACT_CHECK_CALLS + calls,
+            "n_model_rows": n_rows + rows,  # our check and the path's own
+            "n_model_calls": 1 + calls,
         }
         return self._explanation(
             explained.array,
@@ -904,7 +900,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._check_model_features()
         if background is self.background_:
             return self._background_outputs, True, (0, 0)
-        self._check_background_outputs(backend)
+        fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
+        check_same_outputs(backend.to_numpy(fitted_fn(backend.to_device(self.background_))), self._background_outputs)
         n_rows = background.shape[0]
         return backend.to_numpy(model_fn(backend.to_device(background))), False, (2 * n_rows, 2)
 
@@ -916,11 +913,6 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 f"The model now takes {model_features} features, but {self._fitted_model_features} when the "
                 "explainer was fitted: it was refitted; call fit again."
             )
-
-    def _check_background_outputs(self, backend: Any) -> None:
-        """Refuse a model whose outputs on the background differ from those at ``fit`` (one call of N rows)."""
-        fitted_fn = make_model_function(self.model, self.output, backend, self._codec)
-        check_same_outputs(backend.to_numpy(fitted_fn(backend.to_device(self.background_))), self._background_outputs)
 
     def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm) -> int:
         """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""

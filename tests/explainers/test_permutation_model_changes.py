@@ -109,7 +109,7 @@ def test_the_progress_bar_moves_within_one_row(diabetes, monkeypatch):
 
 
 def test_an_exact_path_refuses_a_refit_that_keeps_the_explained_rows_outputs():
-    """A refit that changes the model only where the background reaches it: the background is checked too."""
+    """A refit that changes the model only where the background reaches it: its state (hashed) is checked."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     model = DecisionTreeRegressor(max_depth=1).fit(X, 2.0 * (X[:, 0] > 1))
