@@ -138,6 +138,7 @@ from sklearn.ensemble import (
     BaggingRegressor,
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
+    IsolationForest,
     RandomForestRegressor,
     StackingRegressor,
 )
@@ -238,7 +239,7 @@ class Problem:
     """"tree" (interventional TreeSHAP), "kernel" (ProductKernelShapExplainer), "brute" (all 2^d coalitions)
     or "linked" (a tree ensemble through its link: the trees' sums on all 2^d coalitions, past "auto"'s 16)."""
     output: str = "predict"
-    """What is explained: "predict", or "probability" (of class 1)."""
+    """What is explained: "predict", "probability" (of class 1) or "margin" (``decision_function``)."""
     n_background: int = N_BACKGROUND
     n_rows: int = N_ROWS
     shuffle: bool = False
@@ -431,6 +432,10 @@ def problems() -> dict[str, Problem]:
             output="probability",
             **small,
         ),
+        # an outlier detector's score (its decision_function), exp of a sum over its trees
+        "iforest_cancer12": Problem(
+            breast_cancer(12), lambda: IsolationForest(n_estimators=100, random_state=0), output="margin", **small
+        ),
         # a boosted classifier's probability past the 16 players "auto" enumerates (it samples)
         "xgbc_cancer20": Problem(
             breast_cancer(20),
@@ -494,6 +499,8 @@ def fit_problem(name: str) -> Fitted:
         def predict(data: np.ndarray) -> np.ndarray:
             return model.predict_proba(data)[:, 1]
 
+    elif problem.output == "margin":
+        predict = model.decision_function
     else:
         predict = model.predict
     if problem.truth == "kernel":

@@ -6,8 +6,9 @@ What is measured
 ``--n-explain`` (100) explained rows. Models and outputs, each the sigmoid or log-odds of a sum:
 a histogram gradient boosting classifier's probability (100 iterations), xgboost's (100 trees of
 depth 6), LightGBM's (100 trees of 31 leaves) where installed, a random forest classifier's default
-log-odds (100 trees of depth 8), a logistic regression's probability (after a StandardScaler), and a
-k-NN classifier's probability (k = 10, scaled; the neighbours path, no link but enumerated too).
+log-odds (100 trees of depth 8), a logistic regression's probability (after a StandardScaler), a
+k-NN classifier's probability (k = 10, scaled; the neighbours path, no link but enumerated too), and an
+isolation forest's score (100 trees; its ``decision_function``, −2^(−mean path length / c(ψ)) − offset).
 For each:
 
 * ours, exact: ``PermutationShapExplainer(model, output=..., background_size=None)``
@@ -17,7 +18,7 @@ For each:
   one run;
 * shap: ``shap.TreeExplainer(model, data=background, feature_perturbation="interventional",
   model_output="probability")`` where it takes the model (its error message where not), median over
-  ``--repeats``;
+  ``--repeats`` (not on the isolation forest, whose values shap gives in path lengths, not its score);
 * truth: brute force over the 2^d coalitions on the first ``--n-truth`` (3) rows from the model's own
   outputs (``bench_accuracy.brute_force_shapley``): the max |difference| of each from it.
 
@@ -46,7 +47,7 @@ import shap
 import sklearn
 import xgboost
 from sklearn.datasets import make_classification
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, IsolationForest, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -106,6 +107,7 @@ def main() -> None:
         "random forest log-odds": (RandomForestClassifier(100, max_depth=8, random_state=0), "log_odds"),
         "logistic regression probability": (make_pipeline(StandardScaler(), LogisticRegression()), "probability"),
         "k-NN (k = 10) probability": (make_pipeline(StandardScaler(), KNeighborsClassifier(10)), "probability"),
+        "isolation forest score": (IsolationForest(random_state=0), "margin"),
     }
     try:
         import lightgbm
@@ -117,7 +119,9 @@ def main() -> None:
     results = []
     for name, (model, output) in models.items():
         model.fit(X, y)
-        predict = probability(model) if output == "probability" else log_odds(model)
+        predict = {"probability": probability, "log_odds": log_odds}.get(output, lambda model: model.decision_function)(
+            model
+        )
         exact = PermutationShapExplainer(model, output=output, background_size=None, progress=False).fit(background)
         exact.explain(rows[:2])  # numba compiled (or loaded) before the timing
         ours_seconds, ours = median_seconds(lambda exact=exact: exact.explain(rows), repeats)
@@ -139,6 +143,8 @@ def main() -> None:
             "ours_efficiency_error": float(np.abs(ours.values.sum(1) + ours.base_values - predict(rows)).max()),
         }
         shap_text = "shap TreeExplainer: not run (not a tree model)" if name.startswith(("logistic", "k-NN")) else ""
+        if output == "margin":
+            shap_text = "shap TreeExplainer: not run (it explains the mean path length, not the score)"
         shap_text = shap_text or "shap TreeExplainer: not run (its model_output has no log-odds of a forest)"
         if output == "probability" and not name.startswith(("logistic", "k-NN")):
             try:

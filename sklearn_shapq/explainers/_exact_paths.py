@@ -240,7 +240,7 @@ class StructurePath(ABC):
     @property
     def linked(self) -> bool:
         """Whether the explained output is a link of the sum (the game is enumerated)."""
-        return self.output.link != "identity" or self.output.log_odds
+        return self.output.link != "identity" or self.output.log_odds or self.output.after != (1.0, 0.0)
 
     @property
     def rtol(self) -> float:
@@ -286,7 +286,8 @@ class StructurePath(ABC):
         sums = self._sums(inputs) + self.offset
         if not self.linked:
             return sums
-        return apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP, self.knots)
+        linked = apply_link(sums, self.output.link, self.output.log_odds, PROBABILITY_CLIP, self.knots)
+        return self.output.apply_after(linked)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k), from the games on all coalitions."""
@@ -352,7 +353,7 @@ class StructurePath(ABC):
 
     def _linked_table(self, table_function: Callable[..., np.ndarray], model: Any, inputs: np.ndarray) -> np.ndarray:
         """``table_function(model, inputs, …)``: a backend's table of a sum through the link (trees, linear)."""
-        return table_function(
+        table = table_function(
             model,
             inputs,
             self.background,
@@ -364,6 +365,7 @@ class StructurePath(ABC):
             PROBABILITY_CLIP,
             self.knots,
         )
+        return self.output.apply_after(table)
 
 
 class TreePath(StructurePath):
@@ -1118,7 +1120,9 @@ def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: st
     article = "an" if link.link == "exp" else "a"
     described = f"{article} {link.link} link of its {sum_name}" if link.link != "identity" else f"its {sum_name}"
     described = f"the log-odds of {described}" if link.log_odds else described
-    try:  # the raw score, where the model has one, stays exact at any number of players
+    try:  # the raw score, where the model has one and it is not the linked output, stays exact at any number of players
+        if output == "margin":
+            raise ValueError("the margin is the linked output")
         make_model_function(model, "margin", resolve_backend("cpu"), None)
         advice = f"Explain its raw score (output='margin'), {_FEWER_PLAYERS}"
     except (TypeError, ValueError):
@@ -1138,7 +1142,7 @@ def _raw_outputs(
     """
     if link.raw_output is None:  # a log link
         with np.errstate(divide="ignore", invalid="ignore"):  # a non-positive output fails the check
-            return np.log(outputs)
+            return np.log(link.undo_after(outputs))
     if link.raw_output == output:
         return outputs
     raw = np.asarray(make_model_function(model, link.raw_output, resolve_backend("cpu"), codec)(background))

@@ -53,7 +53,7 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     >>> X = np.random.default_rng(0).normal(size=(40, 3))
     >>> coef, links = extract_linear(LogisticRegression().fit(X, X[:, 0] > 0), 1, "probability")
     >>> coef.shape, links
-    ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
+    ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0)),))
     """
     module, name = type(model).__module__, type(model).__name__
     linear = module.startswith("sklearn.linear_model") or name in LINEAR_MODELS_ELSEWHERE

@@ -47,7 +47,7 @@ class NaiveBayesTerms:
     >>> X = np.random.default_rng(0).normal(size=(40, 3))
     >>> terms = NaiveBayesTerms(GaussianNB().fit(X, X[:, 0] > 0), 1, None)
     >>> terms.transform(X[:2]).shape, terms.coef.shape, terms.links["probability"]
-    ((2, 3), (3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
+    ((2, 3), (3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0)),))
     """
 
     def __init__(self, model: Any, n_outputs: int, steps: Any) -> None:

@@ -21,16 +21,30 @@ class OutputLink:
     ----------
     raw_output : str or None
         The model's output that is m + c ("predict", "margin" or "probability"); None: log of the
-        explained output (a log link).
+        explained output, before ``after`` (a log link).
     link : str
         The map from m + c to the explained output (:data:`~sklearn_shapq.backends.LINKS`).
     log_odds : bool
         Then the log-odds of the clipped result (a classifier's ``output="log_odds"``).
+    after : tuple of float
+        (a, b): the explained output is a · (the above) + b; (−1, −offset) for an isolation forest's score,
+        −exp(m) − offset.
     """
 
     raw_output: str | None
     link: str
     log_odds: bool = False
+    after: tuple[float, float] = (1.0, 0.0)
+
+    def apply_after(self, values: np.ndarray) -> np.ndarray:
+        """Return a · values + b (``after``), or ``values`` itself where ``after`` is (1, 0)."""
+        scale, shift = self.after
+        return values if (scale, shift) == (1.0, 0.0) else scale * values + shift
+
+    def undo_after(self, outputs: np.ndarray) -> np.ndarray:
+        """Return (outputs − b) / a: the link's own output, before ``after``."""
+        scale, shift = self.after
+        return outputs if (scale, shift) == (1.0, 0.0) else (outputs - shift) / scale
 
 
 def margin_links(n_outputs: int) -> dict[str, OutputLink]:
@@ -41,7 +55,7 @@ def margin_links(n_outputs: int) -> dict[str, OutputLink]:
     Examples
     --------
     >>> margin_links(1)["log_odds"]
-    OutputLink(raw_output='margin', link='sigmoid', log_odds=True)
+    OutputLink(raw_output='margin', link='sigmoid', log_odds=True, after=(1.0, 0.0))
     """
     class_link = "sigmoid" if n_outputs == 1 else "softmax"
     return {

@@ -51,7 +51,7 @@ def extract_quadratic(model: Any, n_outputs: int, output: str) -> tuple[np.ndarr
     >>> model = QuadraticDiscriminantAnalysis().fit(X, X[:, 0] > 0)
     >>> quadratic, linear, link = extract_quadratic(model, 1, "probability")
     >>> quadratic.shape, linear.shape, link
-    ((3, 3, 1), (3, 1), OutputLink(raw_output='margin', link='sigmoid', log_odds=False))
+    ((3, 3, 1), (3, 1), OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0)))
     """
     name = type(model).__name__
     if name == "EllipticEnvelope" and hasattr(model, "location_"):
@@ -123,7 +123,7 @@ def extract_polynomial_margin(
     >>> model = make_pipeline(PolynomialFeatures(2), LogisticRegression()).fit(X, X[:, 0] * X[:, 1] > 0)
     >>> _, quadratic, linear, links = extract_polynomial_margin(model, 1, "probability")
     >>> quadratic.shape, linear.shape, links
-    ((2, 2, 1), (2, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False),))
+    ((2, 2, 1), (2, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0)),))
     """
     from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 

@@ -109,6 +109,8 @@ def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | No
         trees, strict, float32 = _gradient_boosting_trees(model), False, True
     elif kind == "adaboost":
         trees, strict, float32 = _adaboost_trees(model), False, True
+    elif kind == "isolation":
+        trees, strict, float32 = _isolation_trees(model), False, True
     elif hasattr(model, "estimators_"):  # a forest or a bagging of trees: the mean of its trees
         scale = 1.0 / len(model.estimators_)
         columns = getattr(model, "estimators_features_", [None] * len(model.estimators_))  # bagging: each tree's
@@ -152,11 +154,18 @@ def tree_output(model: Any, output: str, n_outputs: int) -> OutputLink:
     >>> X = np.random.default_rng(0).normal(size=(60, 2))
     >>> model = HistGradientBoostingClassifier(max_iter=3).fit(X, X[:, 0] > 0)
     >>> tree_output(model, "probability", 1)
-    OutputLink(raw_output='margin', link='sigmoid', log_odds=False)
+    OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0))
     """
     kind = _tree_kind(model)
     if kind is None:
         raise TypeError(f"{type(model).__name__} is not a tree model read here.")
+    if kind == "isolation":
+        if output != "margin":
+            raise ValueError(
+                f"IsolationForest's output {output!r} is not read from its trees: its score (output='margin', its "
+                "decision_function) is."
+            )
+        return OutputLink(None, "exp", after=(-1.0, -float(model.offset_)))  # −2^(−mean depth / c(ψ)) − offset
     kind = "boosted" if kind == "histogram" else kind
     forest, xgboost = kind == "forest", kind == "xgboost"
     objective = _xgboost_objective(model) if xgboost else None  # read once: it parses the booster's config
@@ -220,9 +229,10 @@ def sum_scale(model: Any, link: OutputLink) -> float:
 
 
 def _tree_kind(model: Any) -> str | None:
-    """Return the kind of tree model: "forest", "boosted", "histogram", "adaboost", "xgboost", "lightgbm" or None.
+    """Return the kind of tree model: "forest", "boosted", "histogram", "adaboost", "isolation", "xgboost", ….
 
-    "forest": a tree, a forest, a bagging of trees; None: not read here.
+    "forest": a tree, a forest, a bagging of trees; "isolation": an isolation forest; also "lightgbm"; None:
+    not read here.
     """
     from sklearn.ensemble import (
         AdaBoostClassifier,
@@ -234,6 +244,7 @@ def _tree_kind(model: Any) -> str | None:
         GradientBoostingRegressor,
         HistGradientBoostingClassifier,
         HistGradientBoostingRegressor,
+        IsolationForest,
         RandomForestClassifier,
         RandomForestRegressor,
     )
@@ -253,6 +264,8 @@ def _tree_kind(model: Any) -> str | None:
         return "boosted"
     if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
         return "histogram"
+    if isinstance(model, IsolationForest):
+        return "isolation"
     voters = getattr(model, "estimators_", None) if isinstance(model, AdaBoostClassifier) else None
     if voters and all(isinstance(tree, BaseDecisionTree) for tree in voters):  # weighted votes of trees
         return "adaboost"
@@ -390,6 +403,46 @@ def _adaboost_trees(model: Any) -> list[dict[str, np.ndarray]]:
             votes = votes[:, 1:] - votes[:, :1]
         trees.append({**tree, "value": np.where(tree["feature"][:, None] < 0, votes, 0.0)})
     return trees
+
+
+def _isolation_trees(model: Any) -> list[dict[str, np.ndarray]]:
+    """Read an isolation forest's trees so that their sum is the log of its negated raw score, −log2 · E[h] / c(ψ).
+
+    A leaf's path length h is its depth plus c(n), the average path length of an unbuilt tree on the n training
+    rows the leaf holds (Liu et al. 2008); ``score_samples`` is −2^(−Σ_t h_t / (T c(ψ))) for T trees on ψ rows
+    each. A tree fitted on a subset of the columns (``max_features`` below 1) splits on them.
+    """
+    n_trees = len(model.estimators_)
+    normaliser = n_trees * _average_path_length(model.max_samples_)
+    if normaliser == 0.0:
+        raise ValueError("an isolation forest of trees on one row each has a constant score: nothing to explain.")
+    scale = -np.log(2.0) / normaliser
+    subsets = getattr(model, "_max_features", model.n_features_in_) != model.n_features_in_
+    trees = []
+    for tree_model, columns in zip(model.estimators_, model.estimators_features_, strict=True):
+        tree = _sklearn_tree(tree_model, 1.0, columns if subsets else None)
+        nodes = tree_model.tree_
+        depth = node_depths(tree["left"], tree["right"], tree["feature"], np.array([0]))
+        length = depth + _average_path_length(nodes.n_node_samples)
+        trees.append({**tree, "value": np.where(tree["feature"] < 0, scale * length, 0.0)[:, None]})
+    return trees
+
+
+def _average_path_length(n_rows: Any) -> Any:
+    """Return c(n), the average path length of a failed search in a binary search tree of n rows.
+
+    0 for n ≤ 1, 1 for n = 2, else 2 H(n − 1) − 2 (n − 1) / n with H(i) ≈ ln i + γ, as scikit-learn's isolation
+    forest computes it.
+
+    Examples
+    --------
+    >>> _average_path_length(np.array([1, 2, 3])).round(6).tolist()
+    [0.0, 1.0, 1.207392]
+    """
+    n = np.asarray(n_rows, dtype=np.float64)
+    harmonic = np.log(np.maximum(n - 1.0, 1.0)) + np.euler_gamma
+    longer = 2.0 * harmonic - 2.0 * (n - 1.0) / np.maximum(n, 1.0)
+    return np.where(n <= 1.0, 0.0, np.where(n <= 2.0, 1.0, longer))
 
 
 def _histogram_boosting_trees(model: Any) -> list[dict[str, np.ndarray]]:
