@@ -8,7 +8,8 @@ a histogram gradient boosting classifier's probability (100 iterations), xgboost
 depth 6), LightGBM's (100 trees of 31 leaves) where installed, a random forest classifier's default
 log-odds (100 trees of depth 8), a logistic regression's probability (after a StandardScaler), a
 k-NN classifier's probability (k = 10, scaled; the neighbours path, no link but enumerated too), and an
-isolation forest's score (100 trees; its ``decision_function``, −2^(−mean path length / c(ψ)) − offset).
+isolation forest's score (100 trees; its ``decision_function``, −2^(−mean path length / c(ψ)) − offset), and a
+LightGBM classifier that reads the first three columns, codes 0-19, as categories (``categorical_feature=``).
 For each:
 
 * ours, exact: ``PermutationShapExplainer(model, output=..., background_size=None)``
@@ -94,6 +95,8 @@ def main() -> None:
     args = parse_args()
     n_explain, repeats = (20, 1) if args.quick else (args.n_explain, args.repeats)
     X, y = make_classification(2000, args.d, n_informative=args.d * 2 // 3, random_state=0)
+    X[:, :3] = np.floor(np.clip(X[:, :3] * 4 + 10, 0, 19))  # three columns of category codes 0-19 (categorical
+    # for the LightGBM model that declares them, numbers for the others)
     background, rows = X[: args.n_bg], X[args.n_bg : args.n_bg + n_explain]
     models = {
         "hist gradient boosting probability": (
@@ -114,6 +117,8 @@ def main() -> None:
 
         classifier = lightgbm.LGBMClassifier(n_estimators=100, verbose=-1, n_jobs=1)
         models["lightgbm probability"] = (classifier, "probability")
+        categorical = lightgbm.LGBMClassifier(n_estimators=100, verbose=-1, n_jobs=1, categorical_feature=[0, 1, 2])
+        models["lightgbm probability, 3 categorical columns"] = (categorical, "probability")
     except ImportError:  # not in the bench extra's minimum
         pass
     results = []

@@ -52,7 +52,8 @@ class TreeArrays:
         A categorical split's row of ``category_left``, −1 at other nodes (default: no categorical split); read
         only where the threshold is NaN, so numeric splits cost no more than without categories.
     category_left : bool ndarray of shape (n_categorical_splits, n_codes), optional
-        Whether a categorical split sends each category code left; a NaN, a negative code or one past
+        Whether a categorical split sends each category code left; a value goes by its code truncated toward
+        zero (−0.5 and 2.7 as 0 and 2, as LightGBM reads them); a NaN, a value of −1 or less, or one past
         ``n_codes`` goes where NaN goes (``missing_left``).
     """
 
@@ -130,8 +131,8 @@ def _goes_left(
     if value != value:  # NaN
         return missing_left[node]
     split = threshold[node]
-    if split != split:  # a categorical split (NaN threshold): its side of the value's code, out of range the NaN way
-        if value < 0 or value >= category_left.shape[1]:
+    if split != split:  # a categorical split (NaN threshold): its side of the value's code (truncated), out of range
+        if value <= -1.0 or value >= category_left.shape[1]:  # the NaN way
             return missing_left[node]
         return category_left[category_of_node[node], int(value)]
     return value < split if strict else value <= split

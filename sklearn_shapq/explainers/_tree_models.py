@@ -54,6 +54,8 @@ _LIGHTGBM_ZERO = 1.0000000180025095e-35
 """LightGBM's kZeroThreshold: it reads |x| ≤ this as 0 in a prediction."""
 _LIGHTGBM_CLAMPED = 1e300
 """``dump_model`` writes thresholds beyond ±this as ±this."""
+LIGHTGBM_MAX_CATEGORY = 1 << 16
+"""LightGBM categorical splits are read where their categories are below this (a table of that width per split)."""
 
 
 def extract_trees(model: Any, n_outputs: int, output: str, link: OutputLink | None = None) -> TreeArrays:
@@ -552,9 +554,13 @@ def _lightgbm_trees(model: Any) -> list[dict[str, np.ndarray]]:
     LightGBM compares float64 values with ``<=``; a split whose missing type is "None" sends NaN where
     0.0 goes (it reads NaN as 0), "NaN" sends it the default way; it reads |x| ≤ :data:`_LIGHTGBM_ZERO`
     as 0, which only a threshold of −:data:`_LIGHTGBM_ZERO` tells apart (moved one double down here).
-    Not read: zero-as-missing splits (zeros the default way too), categorical splits, linear trees,
-    random-forest averaging, early-stopped predictions (``pred_early_stop``: not a fixed sum), and
-    thresholds beyond ±1e300 (``dump_model`` clamps them).
+    A categorical split (``"=="``) sends the categories it lists left; LightGBM reads a value as its integer
+    part (−0.5 as category 0), and sends NaN, values of −1 or less and unlisted categories right.
+    Not read: zero-as-missing splits (zeros the default way too), categorical splits on categories of
+    :data:`LIGHTGBM_MAX_CATEGORY` or more or sending missing values left, linear trees, random-forest
+    averaging, early-stopped predictions (``pred_early_stop``: not a fixed sum), and thresholds beyond
+    ±1e300 (``dump_model`` clamps them). A model fitted on pandas category columns maps them to its own
+    codes (``pandas_categorical``): not read here, as any model that takes a raw table's columns itself.
     """
     params = {**model.get_params(), **model.booster_.params}
     if params.get("pred_early_stop"):
@@ -576,32 +582,77 @@ def _lightgbm_trees(model: Any) -> list[dict[str, np.ndarray]]:
             if "leaf_coeff" in node:
                 raise ValueError("LightGBM's linear trees are not read here.")
             if "leaf_value" not in node:
-                if node["decision_type"] != "<=" or node["missing_type"] == "Zero":
-                    raise ValueError("LightGBM's categorical and zero-as-missing splits are not read here.")
+                if node["missing_type"] == "Zero" or node["decision_type"] not in ("<=", "=="):
+                    raise ValueError("LightGBM's zero-as-missing splits are not read here.")
                 pending += [(node["right_child"], index, "_right"), (node["left_child"], index, "_left")]
         leaf = np.array(["leaf_value" in node for node in nodes])
-        threshold = np.array([node.get("threshold", 0.0) for node in nodes], dtype=np.float64)
+        categorical = np.array([node.get("decision_type") == "==" for node in nodes])
+        threshold = np.array(
+            [np.nan if is_set else node.get("threshold", 0.0) for node, is_set in zip(nodes, categorical, strict=True)],
+            dtype=np.float64,
+        )
         if np.any(np.abs(threshold) >= _LIGHTGBM_CLAMPED):
             raise ValueError("LightGBM thresholds beyond ±1e300 are clamped by dump_model: not read here.")
         threshold[threshold == -_LIGHTGBM_ZERO] = np.nextafter(-_LIGHTGBM_ZERO, -np.inf)  # −kZero reads as 0
-        missing_left = np.array(
+        missing_left = np.array(  # a categorical split sends NaN and values of −1 or less right
             [
-                node.get("default_left", False)
+                False
+                if is_set
+                else node.get("default_left", False)
                 if node.get("missing_type") == "NaN"
                 else 0.0 <= node.get("threshold", 0.0)
-                for node in nodes
+                for node, is_set in zip(nodes, categorical, strict=True)
             ]
         )
         value = np.zeros((len(nodes), n_columns))
         value[leaf, position % n_columns] = [node["leaf_value"] for node in nodes if "leaf_value" in node]
+        tree = {
+            "feature": np.array([-1 if "leaf_value" in node else node["split_feature"] for node in nodes]),
+            "threshold": threshold,
+            "left": np.array([node.get("_left", -1) for node in nodes], dtype=np.int64),
+            "right": np.array([node.get("_right", -1) for node in nodes], dtype=np.int64),
+            "missing_left": missing_left.astype(np.bool_),
+            "value": value,
+        }
         trees.append(
             {
-                "feature": np.array([-1 if "leaf_value" in node else node["split_feature"] for node in nodes]),
-                "threshold": threshold,
-                "left": np.array([node.get("_left", -1) for node in nodes], dtype=np.int64),
-                "right": np.array([node.get("_right", -1) for node in nodes], dtype=np.int64),
-                "missing_left": missing_left.astype(np.bool_),
-                "value": value,
+                **tree,
+                **_lightgbm_category_tables(
+                    [node for node, is_set in zip(nodes, categorical, strict=True) if is_set], categorical
+                ),
             }
         )
+    return _same_category_width(trees)
+
+
+def _lightgbm_category_tables(splits: list[dict[str, Any]], categorical: np.ndarray) -> dict[str, np.ndarray]:
+    """Return ``category_of_node`` and ``category_left`` of a LightGBM tree's categorical ``splits``; none: {}.
+
+    A split's threshold lists the categories that go left ("1||3||5").
+    """
+    if not splits:
+        return {}
+    listed = [[int(code) for code in str(split["threshold"]).split("||")] for split in splits]
+    if any(split.get("default_left", False) for split in splits):
+        raise ValueError("LightGBM categorical splits that send missing values left are not read here.")
+    width = max(max(codes) for codes in listed) + 1
+    if min(min(codes) for codes in listed) < 0 or width > LIGHTGBM_MAX_CATEGORY:
+        raise ValueError(
+            f"LightGBM categorical splits on categories outside 0-{LIGHTGBM_MAX_CATEGORY - 1} are not read here."
+        )
+    table = np.zeros((len(splits), width), dtype=np.bool_)
+    for row, codes in enumerate(listed):
+        table[row, codes] = True
+    of_node = np.full(categorical.shape[0], -1, dtype=np.int64)
+    of_node[categorical] = np.arange(len(splits))
+    return {"category_of_node": of_node, "category_left": table}
+
+
+def _same_category_width(trees: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """Pad the trees' category tables to one width: the codes past a split's own table go right (not listed)."""
+    width = max((tree["category_left"].shape[1] for tree in trees if "category_left" in tree), default=0)
+    for tree in trees:
+        if "category_left" in tree and tree["category_left"].shape[1] < width:
+            table = tree["category_left"]
+            tree["category_left"] = np.pad(table, ((0, 0), (0, width - table.shape[1])))
     return trees
