@@ -38,6 +38,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
+from scipy.special import expit
 from sklearn.pipeline import Pipeline
 
 from sklearn_shapq._feature_groups import FeatureGroups
@@ -325,8 +326,19 @@ class StructurePath(ABC):
         """
         self._compare(self.predict(inputs), expected, name)
 
+    @property
+    def explains_log_odds(self) -> bool:
+        """Whether the explained output is a log-odds (compared as the probabilities it is the logit of)."""
+        return self.output.log_odds
+
     def _compare(self, predicted: np.ndarray, expected: np.ndarray, name: str) -> None:
-        """Raise ValueError where ``predicted`` is not ``expected`` (n, k) to :data:`TREE_RTOL`."""
+        """Raise ValueError where ``predicted`` is not ``expected`` (n, k) to :data:`TREE_RTOL`.
+
+        A log-odds is compared as its probability: the model's own log-odds of a probability near 0 or 1 carry its
+        rounding divided by p (1 − p) (1e-7 at a log-odds of 21), which says nothing of the reading.
+        """
+        if self.explains_log_odds:
+            predicted, expected = expit(predicted), expit(expected)
         compare_outputs(predicted, expected, self.rtol, f"What was read from the model ({self.structure})", name)
 
     def _blocks(self, rows: np.ndarray, desc: str, compute: Any) -> np.ndarray:
@@ -482,6 +494,93 @@ class LinearPath(StructurePath):
         columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
         membership = np.eye(self.groups.n_players)[self.groups.player_of_column]  # (d, p): a column's player
         return np.einsum("ndk,dp->npk", columns, membership)
+
+
+class ClippedLogOddsPath(LinearPath):
+    """A binary log-odds that is a linear margin m wherever the probability it is the logit of is not clipped.
+
+    The explained log-odds clips the probability to [c, 1 − c] (c = PROBABILITY_CLIP) first, so it is m only
+    where |m| ≤ logit(1 − c). A row whose coalitions may reach that (bounded by every player's term at the larger,
+    or the smaller, of the row's and a background row's) takes the values of ``clipped``, the same margin
+    through the clipped link (every coalition enumerated); without it (too many players) it is refused.
+
+    Parameters
+    ----------
+    coef, offset, background, groups, preprocessing, progress
+        As :class:`LinearPath`; the output is the margin itself.
+    clipped : LinearPath or None
+        The margin through the sigmoid and the clipped log-odds, or None where the players are too many.
+    """
+
+    def __init__(
+        self,
+        coef: np.ndarray,
+        offset: np.ndarray,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+        clipped: LinearPath | None,
+    ) -> None:
+        super().__init__(coef, offset, background, groups, preprocessing, progress, OutputLink("margin", "identity"))
+        self.clipped = clipped
+
+    @property
+    def explains_log_odds(self) -> bool:
+        """Whether the explained output is a log-odds: always (the margin stands for it)."""
+        return True
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Exact Shapley values (n, p, k): of the margin, or through the clip where a row's coalitions may reach it."""
+        values = super().values(rows)
+        reached = self._reaches_clip(preprocessed(self.preprocessing, rows))
+        if reached.any():
+            values[reached] = self._clipped_path(reached).values(_take_rows(rows, reached))
+        return values
+
+    def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
+        """Exact pairs (n, p, p, k): the margin's, or through the clip where a row's coalitions may reach it."""
+        pairs = super().interactions(rows, index)
+        reached = self._reaches_clip(preprocessed(self.preprocessing, rows))
+        if reached.any():
+            pairs[reached] = self._clipped_path(reached).interactions(_take_rows(rows, reached), index)
+        return pairs
+
+    def _clipped_path(self, reached: np.ndarray) -> LinearPath:
+        if self.clipped is None:
+            raise ValueError(
+                f"The log-odds of {int(reached.sum())} explained row(s) reach, on some coalitions, the clip of the "
+                f"probability at {PROBABILITY_CLIP:g}, where they are no longer the model's margin; their exact values "
+                f"then enumerate the 2^p coalitions, for p <= {LINKED_MAX_PLAYERS} players (here "
+                f"{self.groups.n_players}). Explain output='probability', {_FEWER_PLAYERS}"
+            )
+        return self.clipped
+
+    def _reaches_clip(self, inputs: np.ndarray) -> np.ndarray:
+        """Whether each row's coalitions with some background row may have |m| ≥ logit(1 − c): bool (n,).
+
+        m(x_S, z_rest) lies between the offset plus every player's smaller term of x and z and the offset plus
+        the larger; the rows go in chunks of at most 2^22 (row, background row, player) terms.
+        """
+        limit = np.log((1.0 - PROBABILITY_CLIP) / PROBABILITY_CLIP) - 1e-6
+        players = self.groups.player_of_column
+        groups = np.where(players >= 0, players, self.groups.n_players + np.arange(players.size))  # none: its own
+        membership = np.zeros((players.size, int(groups.max(initial=-1)) + 1))
+        membership[np.arange(players.size), groups] = 1.0
+        background_terms = (self.background * self.coef[:, 0]) @ membership  # (N, g)
+        step = max(1, (1 << 22) // max(1, background_terms.size))
+        reached = []
+        for start in range(0, inputs.shape[0], step):  # chunks of rows: the bound's memory
+            row_terms = ((inputs[start : start + step] * self.coef[:, 0]) @ membership)[:, None, :]  # (b, 1, g)
+            high = np.maximum(row_terms, background_terms).sum(axis=2) + self.offset[0]
+            low = np.minimum(row_terms, background_terms).sum(axis=2) + self.offset[0]
+            reached.append((np.maximum(np.abs(high), np.abs(low)) >= limit).any(axis=1))
+        return np.concatenate(reached) if reached else np.zeros(0, dtype=bool)
+
+
+def _take_rows(rows: Any, chosen: np.ndarray) -> Any:
+    """Return the rows where ``chosen`` (an array's or a table's)."""
+    return rows.iloc[chosen] if hasattr(rows, "iloc") else rows[chosen]
 
 
 class QuadraticPath(StructurePath):
@@ -916,15 +1015,25 @@ def _naive_bayes_path(
         raise ValueError(f"GaussianNB's output {output!r} is not read from its terms (a class label).")
     inputs = terms.transform(background)
 
-    def candidates() -> Iterator[LinearPath | ValueError]:
-        for link in terms.links[output]:
-            refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
-            if refusal is not None:
-                yield refusal
-                continue
-            yield LinearPath(terms.coef, terms.offset, inputs, terms.groups(groups), terms, progress, link)
+    players = terms.groups(groups)
 
-    return _first_that_gives(candidates(), inputs, outputs)
+    def through(link: OutputLink) -> LinearPath | ValueError:
+        refusal = _enumeration_refusal(model, output, link, "per-feature log-likelihoods", groups.n_players)
+        return refusal or LinearPath(terms.coef, terms.offset, inputs, players, terms, progress, link)
+
+    if output == "log_odds" and terms.binary:  # the margin itself, but where the probability is clipped
+        clipped = through(terms.links[output][0])
+        margin = ClippedLogOddsPath(
+            terms.coef,
+            terms.offset,
+            inputs,
+            players,
+            terms,
+            progress,
+            None if isinstance(clipped, ValueError) else clipped,
+        )
+        return _first_that_gives([margin], inputs, outputs)
+    return _first_that_gives((through(link) for link in terms.links[output]), inputs, outputs)
 
 
 def _quadratic_path(

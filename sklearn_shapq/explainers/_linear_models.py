@@ -38,7 +38,8 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     coef : ndarray of shape (d, n_outputs)
     links : tuple of OutputLink
         The candidates, to be checked in turn against the model's outputs: a regressor's prediction
-        is its margin (identity) or, for a log-link generalized linear model, exp of it.
+        is its margin (identity) or, for a log-link generalized linear model, exp of it (read from the model,
+        never from how the background fits: one background row fits both).
 
     Raises
     ------
@@ -68,7 +69,21 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     if is_classifier(model):
         links = {name: (link,) for name, link in margin_links(n_outputs).items()}
     else:
-        links = {"predict": (OutputLink("predict", "identity"), OutputLink(None, "exp"))}
+        links = {"predict": (_regression_link(model),)}
     if output not in links:
         raise ValueError(f"{type(model).__name__}'s output {output!r} is not read from its weights (a class label).")
     return coef, links[output]
+
+
+def _regression_link(model: Any) -> OutputLink:
+    """Return how a linear regressor's prediction follows from its margin: exp for a log-link GLM, else itself.
+
+    Poisson and gamma regressors have the log link; a Tweedie regressor its ``link`` ("auto": the identity
+    for power ≤ 0, else the log), as scikit-learn resolves it.
+    """
+    from sklearn.linear_model import GammaRegressor, PoissonRegressor, TweedieRegressor
+
+    log_link = isinstance(model, (PoissonRegressor, GammaRegressor))
+    if isinstance(model, TweedieRegressor):
+        log_link = model.link == "log" or (model.link == "auto" and model.power > 0)
+    return OutputLink(None, "exp") if log_link else OutputLink("predict", "identity")

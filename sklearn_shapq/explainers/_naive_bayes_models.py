@@ -62,9 +62,9 @@ class NaiveBayesTerms:
         width = 1 if self.binary else n_classes  # columns per feature
         self.coef = np.tile(np.eye(width), (self.means.shape[1], 1))  # column i · width + k weighs output k
         links = margin_links(n_outputs)
-        self.links = {  # the candidates, checked in turn: two classes' log-odds are the margin unless clipped
+        self.links = {  # two classes' log-odds are the margin where not clipped (the path's ClippedLogOddsPath)
             "probability": (links["probability"],),
-            "log_odds": (links["margin"], links["log_odds"]) if self.binary else (links["log_odds"],),
+            "log_odds": (links["log_odds"],),
         }
 
     def transform(self, rows: np.ndarray) -> np.ndarray:

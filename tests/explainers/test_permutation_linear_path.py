@@ -276,3 +276,51 @@ def test_sparse_weights_and_linear_svms_are_read(data):
         for x, phi in zip(rows, values, strict=True):
             expected = brute_force_shapley(lambda s, x=x, f=predict: interventional_value(f, x, background, s), D)
             np.testing.assert_allclose(phi, expected.reshape(D, -1), rtol=1e-9, atol=1e-12)
+
+
+def _naive_bayes_far_apart():
+    """Two classes far apart: a row whose features push hard both ways has coalitions past the clip (|m| > 27.6)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 400)
+    X = rng.normal(size=(400, 2)) + np.where(labels[:, None] == 1, 2.0, -2.0)
+    return GaussianNB().fit(X, labels), rng.normal(size=(20, 2)) * 0.5
+
+
+def test_naive_bayes_log_odds_past_the_clip_are_the_clipped_ones():
+    """A review's case: the margin itself had [50.2, -54.9] where the clipped log-odds give [25.3, -30.0]."""
+    model, background = _naive_bayes_far_apart()
+    rows = np.array([[10.0, -10.0], [0.3, -0.2], [5.0, 0.1]])  # past the clip; within it; confident (log-odds 21)
+    # the model's own log-odds near p = 1 carry its rounding over p (1 - p): 2e-5 at log-odds 21
+    explanation = assert_auto_takes_the_enumerated_values(
+        model, "log_odds", lambda r: _logit(model.predict_proba(r)[:, 1]), rows, background, "linear", atol=1e-4
+    )
+    assert abs(explanation.values[0, 0] - 25.28) < 0.01
+
+
+def test_naive_bayes_log_odds_past_the_clip_with_too_many_players_are_refused():
+    model, background = _naive_bayes_far_apart()
+    wide = np.hstack([np.zeros((300, 18)), np.random.default_rng(1).normal(size=(300, 2))])
+    wide_model = GaussianNB().fit(
+        wide + np.random.default_rng(2).normal(size=wide.shape) * 0.1, model.predict(wide[:, 18:])
+    )
+    explainer = PermutationShapExplainer(wide_model, background_size=None, progress=False).fit(wide[:20])
+    assert explainer.algorithm_ == "linear"
+    explainer.explain(wide[20:22])  # within the clip: the margin's values
+    far = wide[:1].copy()
+    far[0, 18:] = [40.0, -40.0]
+    with pytest.raises(ValueError, match="reach, on some coalitions, the clip"):
+        explainer.explain(far)
+
+
+@pytest.mark.parametrize("polynomial", [False, True])
+def test_a_log_link_is_read_from_the_model_even_where_one_background_row_fits_both_links(data, polynomial):
+    """A review's case: with one background row the identity fitted the background as well as exp did."""
+    X, margin = data
+    model = PoissonRegressor().fit(X, np.round(np.exp(margin / 4)))
+    if polynomial:
+        model = make_pipeline(PolynomialFeatures(2), PoissonRegressor(max_iter=500)).fit(
+            X, np.round(np.exp(margin / 4))
+        )
+    baseline = np.median(X, axis=0, keepdims=True)
+    path = "quadratic" if polynomial else "linear"
+    assert_auto_takes_the_enumerated_values(model, "predict", model.predict, X[:3], baseline, path)
