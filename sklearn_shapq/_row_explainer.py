@@ -81,6 +81,8 @@ class RowExplainerMixin:
         if self._codec is not None:
             require_dataframe(X, self._codec)
         check_fitted_features(self, X)  # scikit-learn's feature count and names checks
+        if self._codec is not None:
+            _refuse_reordered_columns(X, self._codec.columns)
         codec, background = (
             (None, self.background_) if self._codec is None else self._codec.aligned(X, self.background_)
         )
@@ -114,3 +116,17 @@ class RowExplainerMixin:
     def shap_values(self, X: Any) -> np.ndarray:
         """Shapley values of ``X`` as an array of shape (n_rows, n_players) or (n_rows, n_players, n_outputs)."""
         return self.explain(X).values
+
+
+def _refuse_reordered_columns(X: Any, fitted: Any) -> None:
+    """Refuse a table whose columns are fit's in another order (labels scikit-learn does not check: not strings).
+
+    Its rows are coded by position and reach the model under fit's labels, which would misname every cell.
+    """
+    columns = list(getattr(X, "columns", []))
+    fitted = list(fitted)
+    if columns != fitted and len(columns) == len(fitted) and set(map(repr, columns)) == set(map(repr, fitted)):
+        raise ValueError(
+            f"X has fit's columns in another order ({columns[:6]} against {fitted[:6]}): pass them as in fit, "
+            "X[fitted_columns]."
+        )

@@ -37,3 +37,19 @@ def test_a_model_returning_labels_is_named():
 
     with pytest.raises(TypeError, match="labels returned outputs that are not numbers"):
         PermutationShapExplainer(labels, max_evals=20, progress=False).fit(rows)  # fit computes the base value
+
+
+def test_a_table_with_fit_s_unnamed_columns_in_another_order_is_refused():
+    """A review's case: integer labels, which scikit-learn does not check, were coded by position and reached the
+    model under fit's labels (an explanation of other rows than those passed)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({0: rng.normal(size=20), 1: rng.normal(size=20) * 10, 2: rng.choice(["a", "b"], 20)})
+
+    def model(table):
+        return table[0].to_numpy() + (table[2] == "a").to_numpy()
+
+    explainer = PermutationShapExplainer(model, algorithm="exact", background_size=None, progress=False).fit(X)
+    with pytest.raises(ValueError, match="fit's columns in another order"):
+        explainer.explain(X[[1, 0, 2]].iloc[:2])
+    explanation = explainer.explain(X.iloc[:2])
+    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, model(X.iloc[:2]))

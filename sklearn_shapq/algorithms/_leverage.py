@@ -207,8 +207,13 @@ class LeverageAlgorithm(ShapleyAlgorithm):
 
     @classmethod
     def minimum_evals(cls, n_players: int) -> int:
-        """v(∅), v(N) and one pair per jackknife group (or every pair when there are fewer)."""
-        return 2 + 2 * min(JACKKNIFE_GROUPS, 2 ** (n_players - 1) - 1)
+        """v(∅), v(N) and 1.5 pairs per unknown (d − 1 of them), at least one per jackknife group; or every pair.
+
+        Near one pair per unknown the regression is barely determined and amplifies the sampling noise: a
+        review measured 5x the values' size at 2d evaluations (d = 31), with intervals that covered 0.76.
+        """
+        pairs = max(JACKKNIFE_GROUPS, -(-3 * (n_players - 1) // 2))
+        return 2 + 2 * min(pairs, 2 ** (n_players - 1) - 1)
 
     @classmethod
     def refusal(cls, max_evals: int, n_players: int) -> str | None:

@@ -55,7 +55,8 @@ def resolve_algorithm(
     """Choose the estimator, budget per row and background parts for ``algorithm`` and ``max_evals`` on d features.
 
     ``max_evals="auto"`` is 2^d for "exact", else :func:`auto_max_evals`. ``algorithm="auto"``:
-    exact when 2^d fits the budget; else, split by background parts, up to
+    exact when 2^d fits the budget; with ``tol``, orthogonal codes (walks stop early; "mc" below their minimum); else,
+    split by background parts, up to
     :data:`SPLIT_LEVERAGE_MAX_FEATURES`, Leverage SHAP from 3d evaluations and "leverage_cv" (a
     surrogate per part) from :data:`CONTROL_VARIATE_MIN_EVALS_PER_FEATURE` d, orthogonal codes above; on
     shared coalitions (nothing split) "leverage_cv" up to :data:`LEVERAGE_MAX_FEATURES`, on one
@@ -96,7 +97,7 @@ def resolve_algorithm(
         algorithm = "exact"
     elif chosen_by_auto:
         split = background_parts != 1 and tol is None and n_background > 1
-        algorithm = _auto_algorithm(budget, d, split)
+        algorithm = _auto_algorithm(budget, d, split, tol is not None)
         if split and resolve_parts(background_parts, algorithm, d, tol, n_background, budget) == 1:
             split = False  # no divisor of N gives the regression parts
             algorithm = _auto_algorithm(budget, d, split)
@@ -167,9 +168,11 @@ def resolve_parts(
     return parts
 
 
-def _auto_algorithm(budget: int, d: int, split: bool) -> str:
+def _auto_algorithm(budget: int, d: int, split: bool, stops_early: bool = False) -> str:
     if d <= MAX_ENUMERATED_PLAYERS and 2**d <= budget:
         return "exact"
+    if stops_early:  # tol: the walks stop early, the regressions cannot
+        return "mc" if budget < SHAPLEY_ALGORITHMS["orthogonal"].minimum_evals(d) else "orthogonal"
     max_features = SPLIT_LEVERAGE_MAX_FEATURES if split else LEVERAGE_MAX_FEATURES
     if d <= max_features and budget >= LEVERAGE_MIN_EVALS_PER_FEATURE * d:
         surrogates = not split or budget >= CONTROL_VARIATE_MIN_EVALS_PER_FEATURE * d

@@ -347,7 +347,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             self.tol,
             n_background,
         )
-        if self.tol is not None and not SHAPLEY_ALGORITHMS[algorithm].supports_tol:
+        exact = algorithm == "exact" and renamed_parameter(self, "sampler", "algorithm") == "auto"  # nothing to stop
+        if self.tol is not None and not exact and not SHAPLEY_ALGORITHMS[algorithm].supports_tol:
             raise ValueError(f"tol stops permutation walks early; algorithm {algorithm!r} has no early stopping.")
         return algorithm, budget, parts
 

@@ -168,11 +168,20 @@ def test_a_row_alone_equals_the_row_in_a_batch_and_duplicates_agree(sampler):
     np.testing.assert_array_equal(together.stderr[0], alone.stderr[0])
 
 
-def test_the_minimum_budget_is_one_pair_per_jackknife_group():
+def test_the_minimum_budget_is_one_pair_per_jackknife_group_and_one_and_a_half_per_unknown():
     estimator = SHAPLEY_ALGORITHMS["leverage"]
-    assert estimator.minimum_evals(10) == 22
+    assert estimator.minimum_evals(5) == 22  # ten pairs, one per jackknife group
+    assert estimator.minimum_evals(10) == 2 + 2 * 14  # 1.5 pairs for each of the 9 unknowns, rounded up
     assert estimator.minimum_evals(3) == 2 + 2 * 3  # all three pairs of 3 players
-    assert "below the minimum" in estimator.refusal(21, 10)
+    assert "below the minimum" in estimator.refusal(29, 10)
+
+
+def test_a_budget_near_one_pair_per_unknown_is_refused_where_the_regression_would_amplify_the_noise():
+    """A review's case (d = 31, 2d evaluations): errors 5x the values' size, intervals covering 0.76."""
+    for name in REGRESSIONS:
+        estimator = SHAPLEY_ALGORITHMS[name]
+        assert "below the minimum" in estimator.refusal(62, 31)
+        assert estimator.refusal(92, 31) is None
 
 
 @pytest.mark.slow

@@ -48,8 +48,8 @@ def _minimum_by_hand(name, d):
         return 2 + (d - 1)
     if name in ("owen", "owen_halved"):  # two runs of two grid points of d + 1 evaluations
         return 2 * 2 * (d + 1)
-    if name in REGRESSIONS:  # v(∅), v(N), a pair per jackknife group (or all)
-        return 2 + 2 * min(10, 2 ** (d - 1) - 1)
+    if name in REGRESSIONS:  # v(∅), v(N), a pair per jackknife group and 1.5 per unknown (or all)
+        return 2 + 2 * min(max(10, math.ceil(1.5 * (d - 1))), 2 ** (d - 1) - 1)
     assert name == "stratified"  # two phase-1 samples of 2 evaluations in each of the d² strata, half the budget
     return 8 * d * d
 

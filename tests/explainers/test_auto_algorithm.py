@@ -1,7 +1,9 @@
 """The permutation explainer's policy: algorithm and budget (resolve_algorithm, auto_max_evals), background parts."""
 
+import numpy as np
 import pytest
 
+from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.algorithms import SHAPLEY_ALGORITHMS
 from sklearn_shapq.explainers._auto_algorithm import (
     CONTROL_VARIATE_COALITIONS,
@@ -150,3 +152,19 @@ def test_explicit_parts_are_checked():
     with pytest.raises(ValueError, match="shared by every game"):
         resolve_parts(4, "sbq", 12, None, 100)
     assert resolve_algorithm("auto", 103, 8, 2, n_background=50) == ("leverage", 103, 2)  # asked to split
+
+
+def test_tol_with_auto_takes_a_walk_that_stops_early_or_exact_values():
+    """A review's case: tol with the default algorithm was refused at every d up to 100 (auto took a regression)."""
+    assert resolve_algorithm("auto", 500, 12, tol=0.01, n_background=100) == ("orthogonal", 500, 1)
+    assert resolve_algorithm("auto", 20, 12, tol=0.01, n_background=100)[0] == "mc"
+    rng = np.random.default_rng(0)
+    for d, path in ((3, "exact"), (9, "orthogonal")):
+        X = rng.normal(size=(40, d))
+        explainer = PermutationShapExplainer(
+            lambda Z: Z.sum(axis=1) + Z[:, 0] * Z[:, 1], tol=0.01, background_size=20, random_state=0, progress=False
+        ).fit(X)
+        explanation = explainer.explain(X[:3])
+        assert explainer.algorithm_ == path
+        expected = X[:3].sum(axis=1) + X[:3, 0] * X[:3, 1]
+        np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values, expected, atol=1e-12)
