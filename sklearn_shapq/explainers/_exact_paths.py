@@ -1229,13 +1229,13 @@ def _enumeration_refusal(model: Any, output: str, link: OutputLink, sum_name: st
     article = "an" if link.link == "exp" else "a"
     described = f"{article} {link.link} link of its {sum_name}" if link.link != "identity" else f"its {sum_name}"
     described = f"the log-odds of {described}" if link.log_odds else described
-    try:  # the raw score, where the model has one and it is not the linked output, stays exact at any number of players
-        if output == "margin":
-            raise ValueError("the margin is the linked output")
-        make_model_function(model, "margin", resolve_backend("cpu"), None)
-        advice = f"Explain its raw score (output='margin'), {_FEWER_PLAYERS}"
-    except (TypeError, ValueError):
-        advice = _FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]
+    advice = _FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]
+    if output != "margin":  # the raw score, where the model has one and it is not the linked output, stays exact
+        try:
+            make_model_function(model, "margin", resolve_backend("cpu"), None)
+            advice = f"Explain its raw score (output='margin'), {_FEWER_PLAYERS}"
+        except (TypeError, ValueError):
+            pass
     return ValueError(
         f"{type(model).__name__}'s output {output!r} is {described}: its exact values enumerate the 2^p coalitions, "
         f"for p <= {LINKED_MAX_PLAYERS} players (here {n_players}). {advice}"

@@ -336,19 +336,19 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
 
     def _resolve(self, d: int, n_background: int) -> tuple[str, int, int]:
         """Return the estimator, budget and parts for d features; refuse what cannot run, before any work."""
-        algorithm = renamed_parameter(self, "sampler", "algorithm")
-        if algorithm in EXACT_PATHS:
-            return algorithm, 0, 1
+        requested = renamed_parameter(self, "sampler", "algorithm")
+        if requested in EXACT_PATHS:
+            return requested, 0, 1
         algorithm, budget, parts = resolve_algorithm(
-            algorithm,
+            requested,
             self.max_evals,
             d,
             self.background_parts,
             self.tol,
             n_background,
         )
-        exact = algorithm == "exact" and renamed_parameter(self, "sampler", "algorithm") == "auto"  # nothing to stop
-        if self.tol is not None and not exact and not SHAPLEY_ALGORITHMS[algorithm].supports_tol:
+        exact_by_auto = requested == "auto" and algorithm == "exact"  # nothing to stop early
+        if self.tol is not None and not exact_by_auto and not SHAPLEY_ALGORITHMS[algorithm].supports_tol:
             raise ValueError(f"tol stops permutation walks early; algorithm {algorithm!r} has no early stopping.")
         return algorithm, budget, parts
 
