@@ -8,6 +8,7 @@ from sklearn_shapq.backends._linked_linear import linked_linear_table
 from sklearn_shapq.backends._linked_quadratic import linked_quadratic_table
 from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
 from sklearn_shapq.backends._neighbor_tables import neighbor_table, neighbor_weights
+from sklearn_shapq.backends._network_tables import HIDDEN_ACTIVATIONS, network_sums, network_table
 from sklearn_shapq.backends._product_kernel import (
     ANCHORS_PER_CHUNK,
     FACTOR_KINDS,
@@ -27,6 +28,7 @@ __all__ = [
     "FACTOR_KINDS",
     "FEISTEL_ROUNDS",
     "GOLDEN_RATIO_64",
+    "HIDDEN_ACTIVATIONS",
     "PAIR_INDICES",
     "PREFIX_SUFFIX_MAX_FEATURES",
     "PRODUCT_KERNEL_BACKEND_ALGORITHMS",
@@ -40,6 +42,8 @@ __all__ = [
     "mix64",
     "neighbor_table",
     "neighbor_weights",
+    "network_sums",
+    "network_table",
     "node_depths",
     "ordering_keys",
     "pair_interactions_array",

@@ -12,6 +12,8 @@ kinds of model:
 - "linear": linear models, linear discriminants and Gaussian naive Bayes (linear in its per-feature
   terms), in closed form or through a link by enumeration;
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
+- "network": multilayer perceptrons, by their layers on every coalition (the first layer's input built
+  by doubling over the players);
 - "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
   features), by enumeration;
 - "ensemble": voting ensembles, stacking regressors with a linear final estimator, sigmoid and isotonic
@@ -52,6 +54,8 @@ from sklearn_shapq.backends import (
     linked_tree_table,
     neighbor_table,
     neighbor_weights,
+    network_sums,
+    network_table,
     resolve_backend,
     tree_predict,
 )
@@ -62,6 +66,7 @@ from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expan
 from sklearn_shapq.explainers._linear_models import extract_linear
 from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gaussian_naive_bayes
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
+from sklearn_shapq.explainers._network_models import Network, extract_network
 from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
 from sklearn_shapq.explainers._product_kernel_explainer import ProductKernelShapExplainer
 from sklearn_shapq.explainers._quadratic_models import (
@@ -76,9 +81,10 @@ PRODUCT_KERNEL = "product_kernel"
 TREE = "tree"
 LINEAR = "linear"
 NEIGHBORS = "neighbors"
+NETWORK = "network"
 QUADRATIC = "quadratic"
 ENSEMBLE = "ensemble"
-EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS, QUADRATIC, ENSEMBLE)
+EXACT_PATHS = (PRODUCT_KERNEL, TREE, LINEAR, NEIGHBORS, NETWORK, QUADRATIC, ENSEMBLE)
 """The ``algorithm`` names of the exact paths (``algorithm_`` of a permutation explainer that takes one)."""
 
 CHECKED_ROWS = 64
@@ -100,6 +106,11 @@ TREE_RTOL = {False: 1e-9, True: 1e-5}
 NEIGHBOR_MAX_WORK = 1 << 23
 """Most training rows × 2^p of the neighbours path, its cost per pair of rows: near it (1,900 rows, d = 12) the
 path took half the time of "leverage_cv" at its default budget (``benchmarks/bench_linked_paths.py``)."""
+NETWORK_MAX_WORK = 1 << 25
+"""Most work of the network path per pair of rows, 2^p × its work per coalition (in a later layer's multiply-adds,
+:attr:`~sklearn_shapq.explainers._network_models.Network.work_per_coalition`). Near it (an MLP of (64, 64) units at
+d = 12, 100 × 100 rows) the path took 1.15x the time of "leverage_cv" at its default budget; at half of it (64, 32)
+0.9x (``benchmarks/bench_linked_paths.py``)."""
 NEIGHBOR_TIE_RTOL = 1e-6
 """Relative gap of the k-th and (k+1)-th distances below which the model itself decides a coalition (its
 distances may be computed otherwise: scikit-learn's brute force expands |x − t|² to 1e-8 or so)."""
@@ -759,6 +770,50 @@ class NeighborsPath(StructurePath):
         return np.asarray(self.model.predict(inputs), dtype=np.float64).reshape(inputs.shape[0], -1)
 
 
+class NetworkPath(StructurePath):
+    """The network path: a multilayer perceptron's layers on every coalition of each pair of rows.
+
+    Parameters
+    ----------
+    network : Network
+    background, groups, preprocessing, progress
+        As :class:`StructurePath`; the output's link is the network's.
+    """
+
+    name = NETWORK
+    structure = "its layers' weights, the last layer's score through the output's link"
+
+    def __init__(
+        self, network: Network, background: np.ndarray, groups: FeatureGroups, preprocessing: Any, progress: bool
+    ) -> None:
+        offset = np.zeros(network.weights[-1].shape[1])
+        super().__init__(offset, background, groups, preprocessing, progress, network.link)
+        self.network = network
+
+    @property
+    def linked(self) -> bool:
+        """Always: the game is enumerated."""
+        return True
+
+    def _sums(self, inputs: np.ndarray) -> np.ndarray:
+        return network_sums(self.network.weights, self.network.biases, self.network.activation, inputs)
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        network, link = self.network, self.output
+        return network_table(
+            network.weights,
+            network.biases,
+            network.activation,
+            inputs,
+            self.background,
+            self.groups.player_of_column,
+            self.groups.n_players,
+            link.link,
+            link.log_odds,
+            PROBABILITY_CLIP,
+        )
+
+
 class EnsemblePath:
     """The ensemble path: a weighted sum of its members' exact paths (Shapley values are linear in the game).
 
@@ -872,7 +927,7 @@ def exact_path(
 
     Returns
     -------
-    ProductKernelPath, TreePath, LinearPath, NeighborsPath, QuadraticPath, EnsemblePath or None
+    ProductKernelPath, TreePath, LinearPath, NeighborsPath, NetworkPath, QuadraticPath, EnsemblePath or None
         Fitted on the background; its outputs on the first :data:`CHECKED_ROWS` background rows are
         ``background_outputs``.
 
@@ -893,6 +948,7 @@ def exact_path(
         (TREE, partial(_tree_path, *read_model, progress, codec)),
         (LINEAR, partial(_linear_path, *read_model, progress, codec)),
         (NEIGHBORS, partial(_neighbors_path, *read_model, progress, codec)),
+        (NETWORK, partial(_network_path, *read_model, progress, codec)),
         (QUADRATIC, partial(_quadratic_path, *read_model, progress, codec)),
         (ENSEMBLE, partial(_ensemble_path, *read_model, device, progress, codec)),
     ]
@@ -1108,6 +1164,29 @@ def _neighbors_path(
             f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
         )
     path = NeighborsPath(final, neighbors, inputs, groups, preprocessing, progress)
+    path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
+
+
+def _network_path(
+    model: Any,
+    output: str,
+    background: np.ndarray,
+    outputs: np.ndarray,
+    groups: FeatureGroups,
+    progress: bool,
+    codec: Any = None,
+) -> NetworkPath:
+    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
+    network = extract_network(final, outputs.shape[1], output)
+    n_players, work = groups.n_players, network.work_per_coalition
+    if n_players > LINKED_MAX_PLAYERS or work << n_players > NETWORK_MAX_WORK:
+        raise ValueError(
+            f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions: for p <= "
+            f"{LINKED_MAX_PLAYERS} players and 2^p × {work} (its work per coalition) <= {NETWORK_MAX_WORK} (here p = "
+            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+        )
+    path = NetworkPath(network, inputs, groups, preprocessing, progress)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
 

@@ -1,0 +1,243 @@
+"""Interventional games of multilayer perceptrons on all 2^p coalitions, from the layers' weights.
+
+For one explained row x and one background row z, the first layer's input of the hybrid row of a
+coalition S is affine in the players of S: z W + b + Σ_{i ∈ S} (x_i − z_i) W_i (a player's columns
+summed). A coalition is a set H of the high players and a set L of the :data:`BLOCK_PLAYERS` low ones:
+the sums over every L are built once per pair of rows by doubling (the sets with player j are those
+without, plus its step), so the first layer of a block of coalitions (one H, every L) is one addition per
+unit and coalition, and each later layer one matrix product over the block. The raw scores of the 2^p
+coalitions go through the output's link and are averaged over the background rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+from scipy.special import expit
+from threadpoolctl import threadpool_limits
+
+from sklearn_shapq.backends._linked_trees import LINKS, NO_KNOTS, _apply_link
+from sklearn_shapq.backends._threads import run_ranges
+
+HIDDEN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
+"""The hidden layers' activations read (scikit-learn's names), by code (their position)."""
+BLOCK_PLAYERS = 8
+"""The low players, whose 2^8 coalitions (with each set of the others) are a block: one matrix product per layer."""
+
+
+def _activate(values: np.ndarray, activation: str) -> None:
+    """Apply a hidden activation in place, as scikit-learn's multilayer perceptrons do."""
+    if activation == "logistic":
+        expit(values, out=values)
+    elif activation == "tanh":
+        np.tanh(values, out=values)
+    elif activation == "relu":
+        np.maximum(values, 0.0, out=values)
+
+
+def _later_layers(
+    first: np.ndarray, weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], activation: str
+) -> np.ndarray:
+    """Return the raw scores (n, k) of the first layer's inputs ``first`` (n, units), overwritten."""
+    values = first
+    for weight, bias in zip(weights[1:], biases[1:], strict=True):
+        _activate(values, activation)
+        values = values @ weight
+        values += bias
+    return values
+
+
+def network_sums(
+    weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], activation: str, inputs: np.ndarray
+) -> np.ndarray:
+    """Return the network's raw scores (n, k) on rows ``inputs`` (n, d): its last affine layer, before the link.
+
+    Examples
+    --------
+    >>> weights, biases = (np.array([[1.0, -1.0]]), np.array([[2.0], [3.0]])), (np.zeros(2), np.array([0.5]))
+    >>> network_sums(weights, biases, "relu", np.array([[1.0], [-2.0]])).tolist()
+    [[2.5], [6.5]]
+    """
+    first = inputs @ weights[0]
+    first += biases[0]
+    return _later_layers(first, weights, biases, activation)
+
+
+@numba.njit(nogil=True, cache=True)
+def _activate_units(
+    values: np.ndarray, n_units: int, activation: int, out: np.ndarray
+) -> None:  # pragma: no cover - numba
+    """Write the hidden activation (:data:`HIDDEN_ACTIVATIONS`' code) of the first ``n_units`` values into ``out``."""
+    if activation == 1:
+        for u in range(n_units):
+            out[u] = 1.0 / (1.0 + math.exp(-values[u]))
+    elif activation == 2:
+        for u in range(n_units):
+            out[u] = math.tanh(values[u])
+    elif activation == 3:
+        for u in range(n_units):
+            out[u] = max(values[u], 0.0)
+    else:
+        for u in range(n_units):
+            out[u] = values[u]
+
+
+@numba.njit(nogil=True, cache=True)
+def _network_table_kernel(
+    rows: np.ndarray,
+    background: np.ndarray,
+    first_weight: np.ndarray,
+    first_bias: np.ndarray,
+    later_weights: np.ndarray,
+    later_biases: np.ndarray,
+    later_shapes: np.ndarray,
+    activation: int,
+    player_of_column: np.ndarray,
+    n_players: int,
+    link: int,
+    log_odds: bool,
+    clip: float,
+    out: np.ndarray,
+    start: int,
+    stop: int,
+) -> None:  # pragma: no cover - numba
+    n_columns, n_units = first_weight.shape
+    n_coalitions, n_outputs = 1 << n_players, out.shape[2]
+    n_low = min(n_players, BLOCK_PLAYERS)
+    block = 1 << n_low
+    widest = n_units
+    for layer in range(later_shapes.shape[0]):
+        widest = max(widest, later_shapes[layer, 1])
+    steps = np.zeros((n_players, n_units))
+    base, shift = np.empty(n_units), np.empty(n_units)
+    low = np.empty((block, n_units))
+    values, active = np.empty(block * widest), np.empty(block * widest)
+    table = np.empty((n_coalitions, n_outputs))
+    for i in range(start, stop):
+        for b in range(background.shape[0]):
+            steps[:] = 0.0
+            base[:] = first_bias
+            for c in range(n_columns):
+                difference = rows[i, c] - background[b, c]
+                for u in range(n_units):
+                    base[u] += background[b, c] * first_weight[c, u]
+                    steps[player_of_column[c], u] += difference * first_weight[c, u]
+            low[0] = 0.0
+            for j in range(n_low):  # the low players' sums by doubling: with player j, those without plus its step
+                half = 1 << j
+                for r in range(half):
+                    for u in range(n_units):
+                        low[half + r, u] = low[r, u] + steps[j, u]
+            for high in range(n_coalitions >> n_low):
+                shift[:] = base
+                for j in range(n_low, n_players):
+                    if high >> (j - n_low) & 1:
+                        for u in range(n_units):
+                            shift[u] += steps[j, u]
+                current = values[: block * n_units].reshape(block, n_units)
+                for r in range(block):
+                    for u in range(n_units):
+                        current[r, u] = shift[u] + low[r, u]
+                weight_at, bias_at = 0, 0
+                for layer in range(later_shapes.shape[0]):  # the block's coalitions at once: a matrix product
+                    n_in, n_out = later_shapes[layer, 0], later_shapes[layer, 1]
+                    inputs = active[: block * n_in].reshape(block, n_in)
+                    _activate_units(current.ravel(), block * n_in, activation, inputs.ravel())
+                    current = values[: block * n_out].reshape(block, n_out)
+                    np.dot(inputs, later_weights[weight_at : weight_at + n_in * n_out].reshape(n_in, n_out), current)
+                    for r in range(block):
+                        for o in range(n_out):
+                            current[r, o] += later_biases[bias_at + o]
+                    weight_at, bias_at = weight_at + n_in * n_out, bias_at + n_out
+                table[high * block : (high + 1) * block] = current
+            _apply_link(table, link, log_odds, clip, NO_KNOTS)
+            for c in range(n_coalitions):
+                for k in range(n_outputs):
+                    out[i, c, k] += table[c, k]
+        for c in range(n_coalitions):
+            for k in range(n_outputs):
+                out[i, c, k] /= background.shape[0]
+
+
+def network_table(
+    weights: Sequence[np.ndarray],
+    biases: Sequence[np.ndarray],
+    activation: str,
+    rows: np.ndarray,
+    background: np.ndarray,
+    player_of_column: np.ndarray,
+    n_players: int,
+    link: str,
+    log_odds: bool = False,
+    clip: float = 0.0,
+) -> np.ndarray:
+    """Return each row's interventional game on all 2^p coalitions: mean_z link(network(x_S, z_{N∖S})).
+
+    Parameters
+    ----------
+    weights, biases : sequence of ndarray
+        Each layer's (inputs, units) matrix and (units,) intercepts; the last gives the raw score.
+    activation : str
+        The hidden layers' (:data:`HIDDEN_ACTIVATIONS`).
+    rows : ndarray of shape (n, d)
+    background : ndarray of shape (N, d)
+    player_of_column : int ndarray of shape (d,)
+        Each column's player (a feature group's columns share one).
+    n_players : int
+        p: coalition S is the integer Σ_{j ∈ S} 2^j.
+    link : {"identity", "sigmoid", "softmax", "exp"}
+        From the raw score to the output; ``log_odds``: then the log-odds of the result clipped to
+        [``clip``, 1 − ``clip``].
+
+    Returns
+    -------
+    ndarray of shape (n, 2^p, k)
+
+    Notes
+    -----
+    Each explained row is one thread's, its background rows in order: a row's game is the same bits alone or
+    in any batch.
+
+    Examples
+    --------
+    >>> weights, biases = (np.array([[1.0], [1.0]]), np.array([[1.0]])), (np.zeros(1), np.zeros(1))
+    >>> network_table(weights, biases, "relu", np.array([[1.0, 2.0]]), np.zeros((1, 2)), np.arange(2), 2,
+    ...               "identity")[0, :, 0].tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    n_layers = len(weights)
+    later_shapes = np.array([w.shape for w in weights[1:]], dtype=np.int64).reshape(n_layers - 1, 2)
+    later_weights = np.concatenate([np.asarray(w, dtype=np.float64).ravel() for w in weights[1:]] or [[]])
+    later_biases = np.concatenate([np.asarray(b, dtype=np.float64) for b in biases[1:]] or [[]])
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    background = np.ascontiguousarray(background, dtype=np.float64)
+    out = np.zeros((rows.shape[0], 1 << n_players, weights[-1].shape[1]))
+    if background.shape[0] == 0:
+        return out
+
+    def call(start: int, stop: int) -> None:
+        _network_table_kernel(
+            rows,
+            background,
+            np.ascontiguousarray(weights[0], dtype=np.float64),
+            np.asarray(biases[0], dtype=np.float64),
+            later_weights,
+            later_biases,
+            later_shapes,
+            HIDDEN_ACTIVATIONS.index(activation),
+            np.asarray(player_of_column, dtype=np.int64),
+            n_players,
+            LINKS.index(link),
+            log_odds,
+            clip,
+            out,
+            start,
+            stop,
+        )
+
+    with threadpool_limits(1, "blas"):  # the kernel's threads each run their own matrix products
+        run_ranges(call, rows.shape[0])
+    return out
