@@ -8,13 +8,14 @@ a histogram gradient boosting classifier's probability (100 iterations), xgboost
 depth 6), LightGBM's (100 trees of 31 leaves) where installed, a random forest classifier's default
 log-odds (100 trees of depth 8), a logistic regression's probability (after a StandardScaler), a
 k-NN classifier's probability (k = 10, scaled; the neighbours path, no link but enumerated too), and an
-isolation forest's score (100 trees; its ``decision_function``, −2^(−mean path length / c(ψ)) − offset), and a
-LightGBM classifier that reads the first three columns, codes 0-19, as categories (``categorical_feature=``).
-For each:
+isolation forest's score (100 trees; its ``decision_function``, −2^(−mean path length / c(ψ)) − offset), a
+LightGBM classifier that reads the first three columns, codes 0-19, as categories (``categorical_feature=``),
+and three MLP classifiers' probabilities (after a StandardScaler; the network path): scikit-learn's default
+(100,) units, (64, 32) and (64, 64) (near the path's work bound at d = 12). For each:
 
 * ours, exact: ``PermutationShapExplainer(model, output=..., background_size=None)``
-  (``algorithm="auto"`` takes the tree or linear path and enumerates the 2^d coalitions of each
-  pair of rows): median wall seconds over ``--repeats`` (numba warmed up first);
+  (``algorithm="auto"`` takes the tree, linear, neighbours or network path and enumerates the 2^d
+  coalitions of each pair of rows): median wall seconds over ``--repeats`` (numba warmed up first);
 * ours, sampled: ``algorithm="leverage_cv"`` at its default budget (what ``"auto"`` took before),
   one run;
 * shap: ``shap.TreeExplainer(model, data=background, feature_perturbation="interventional",
@@ -31,8 +32,10 @@ Rerun
 
     python benchmarks/bench_linked_paths.py            # about 3 minutes on 2 cores
     python benchmarks/bench_linked_paths.py --quick    # 20 rows, 1 repeat
+    python benchmarks/bench_linked_paths.py --models MLP --output bench_linked_paths_networks.json
 
-Results go to ``benchmarks/results/bench_linked_paths.json`` (``_quick`` with ``--quick``).
+Results go to ``benchmarks/results/bench_linked_paths.json`` (``_quick`` with ``--quick``; ``--output`` names
+another file; ``--models`` keeps the models whose name contains one of its words).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import HistGradientBoostingClassifier, IsolationForest, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -76,6 +80,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--n-truth", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="20 rows, 1 repeat")
+    parser.add_argument("--models", nargs="*", help="keep the models whose name contains one of these")
+    parser.add_argument("--output", help="the JSON's name under benchmarks/results/")
     return parser.parse_args()
 
 
@@ -112,6 +118,9 @@ def main() -> None:
         "k-NN (k = 10) probability": (make_pipeline(StandardScaler(), KNeighborsClassifier(10)), "probability"),
         "isolation forest score": (IsolationForest(random_state=0), "margin"),
     }
+    for units in [(100,), (64, 32), (64, 64)]:
+        network = MLPClassifier(hidden_layer_sizes=units, max_iter=500, random_state=0)
+        models[f"MLP {units} probability"] = (make_pipeline(StandardScaler(), network), "probability")
     try:
         import lightgbm
 
@@ -121,6 +130,8 @@ def main() -> None:
         models["lightgbm probability, 3 categorical columns"] = (categorical, "probability")
     except ImportError:  # not in the bench extra's minimum
         pass
+    if args.models:
+        models = {name: entry for name, entry in models.items() if any(word in name for word in args.models)}
     results = []
     for name, (model, output) in models.items():
         model.fit(X, y)
@@ -147,11 +158,12 @@ def main() -> None:
             "sampled_max_error_vs_brute_force": float(np.abs(sampled_values.values[: args.n_truth] - truth).max()),
             "ours_efficiency_error": float(np.abs(ours.values.sum(1) + ours.base_values - predict(rows)).max()),
         }
-        shap_text = "shap TreeExplainer: not run (not a tree model)" if name.startswith(("logistic", "k-NN")) else ""
+        not_trees = ("logistic", "k-NN", "MLP")
+        shap_text = "shap TreeExplainer: not run (not a tree model)" if name.startswith(not_trees) else ""
         if output == "margin":
             shap_text = "shap TreeExplainer: not run (it explains the mean path length, not the score)"
         shap_text = shap_text or "shap TreeExplainer: not run (its model_output has no log-odds of a forest)"
-        if output == "probability" and not name.startswith(("logistic", "k-NN")):
+        if output == "probability" and not name.startswith(not_trees):
             try:
                 tree = shap.TreeExplainer(
                     model, data=background, feature_perturbation="interventional", model_output="probability"
@@ -179,7 +191,7 @@ def main() -> None:
             f"{result['sampled_max_error_vs_brute_force']:.1e}; {shap_text}",
             flush=True,
         )
-    output_path = RESULTS / f"bench_linked_paths{'_quick' if args.quick else ''}.json"
+    output_path = RESULTS / (args.output or f"bench_linked_paths{'_quick' if args.quick else ''}.json")
     settings = {**vars(args), "n_explain": n_explain, "repeats": repeats}
     versions = {
         "python": platform.python_version(),

@@ -176,7 +176,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           log link by enumeration, p <= 16); "neighbors" (k-NN
           regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
-          by the model); "quadratic" (a quadratic discriminant, a linear model on degree-2
+          by the model); "network" (MLPRegressor and MLPClassifier's probability or log-odds: their
+          layers on the 2^p coalitions of each pair of rows, p <= 16 and 2^p times the work per
+          coalition <= 2^25); "quadratic" (a quadratic discriminant, a linear model on degree-2
           polynomial features: the 2^p coalitions of the quadratic margin, p <= 16); "ensemble" (a
           VotingRegressor, a soft VotingClassifier's probability, a StackingRegressor with a linear
           final estimator: the weighted sum of its members' exact paths; a binary
