@@ -1,4 +1,4 @@
-"""Preprocessing whose every output column comes from one input column: one-hot and ordinal encoders, scalers.
+"""Preprocessing whose every output column comes from one input column: encoders, scalers, binning, splines.
 
 A Pipeline's steps before a tree, linear or k-NN model may widen the table (a ``ColumnTransformer`` that
 one-hot encodes the categorical columns and scales the others) and the model's structure still splits on,
@@ -20,6 +20,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
+    Binarizer,
     FunctionTransformer,
     KBinsDiscretizer,
     MaxAbsScaler,
@@ -29,11 +30,13 @@ from sklearn.preprocessing import (
     PowerTransformer,
     QuantileTransformer,
     RobustScaler,
+    SplineTransformer,
     StandardScaler,
 )
 from sklearn.utils import check_array
 
 ONE_TO_ONE = (
+    Binarizer,
     MaxAbsScaler,
     MinMaxScaler,
     OrdinalEncoder,
@@ -53,9 +56,10 @@ def column_sources(step: Any, n_inputs: int) -> np.ndarray:
     Parameters
     ----------
     step : fitted transformer, "passthrough" or None
-        A one-to-one step (scalers, quantile and power transforms, ``OrdinalEncoder``, ``SimpleImputer``
-        without indicators, ordinal ``KBinsDiscretizer``, an identity ``FunctionTransformer``), a
-        ``OneHotEncoder``, or a ``Pipeline`` or ``ColumnTransformer`` of such steps.
+        A one-to-one step (scalers, quantile and power transforms, ``Binarizer``, ``OrdinalEncoder``,
+        ``SimpleImputer`` without indicators, ordinal ``KBinsDiscretizer``, an identity ``FunctionTransformer``),
+        a ``OneHotEncoder``, a one-hot ``KBinsDiscretizer``, a ``SplineTransformer``, or a ``Pipeline`` or
+        ``ColumnTransformer`` of such steps.
     n_inputs : int
         The step's input columns.
 
@@ -79,6 +83,10 @@ def column_sources(step: Any, n_inputs: int) -> np.ndarray:
         return np.arange(n_inputs)
     if type(step) is OneHotEncoder:
         return np.repeat(np.arange(n_inputs), step._n_features_outs)
+    if type(step) is KBinsDiscretizer and step.encode != "ordinal":  # a one-hot column per bin, column by column
+        return np.repeat(np.arange(n_inputs), step.n_bins_)
+    if type(step) is SplineTransformer:  # its splines' columns, column by column
+        return np.repeat(np.arange(n_inputs), step.n_features_out_ // n_inputs)
     if type(step) is Pipeline:
         sources = np.arange(n_inputs)
         for _, inner in step.steps:
@@ -88,8 +96,8 @@ def column_sources(step: Any, n_inputs: int) -> np.ndarray:
         return _column_transformer_sources(step)
     raise TypeError(
         f"The Pipeline's step {type(step).__name__} is not read as column-wise (each output column from one input "
-        "column): the exact paths take scalers, quantile and power transforms, ordinal binning, SimpleImputer, "
-        "OrdinalEncoder and OneHotEncoder, alone or in a ColumnTransformer."
+        "column): the exact paths take scalers, quantile and power transforms, binarizers, binning, splines, "
+        "SimpleImputer, OrdinalEncoder and OneHotEncoder, alone or in a ColumnTransformer."
     )
 
 

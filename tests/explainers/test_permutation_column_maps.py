@@ -15,14 +15,23 @@ from sklearn.ensemble import (
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
+from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+from sklearn.preprocessing import (
+    Binarizer,
+    KBinsDiscretizer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    SplineTransformer,
+    StandardScaler,
+)
 from sklearn.svm import SVC, SVR
 from sklearn.tree import DecisionTreeRegressor
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.explainers._column_maps import check_column_sources, column_sources
 from tests.brute_force import brute_force_shapley, faith_interactions, interventional_frame_value
+from tests.exact_path_checks import assert_auto_takes_the_enumerated_values
 
 COLUMNS = ["colour", "size", "shape", "weight", "count"]
 
@@ -173,6 +182,41 @@ def test_column_sources_trace_encoders_pipelines_and_the_remainder(table):
     np.testing.assert_array_equal(
         column_sources(make_pipeline(encoder, StandardScaler()).fit(frame), 5), [0, 0, 2, 4, 3]
     )
+
+
+def _logistic_probability(model):
+    return lambda rows: model.predict_proba(rows)[:, 1]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:Bins whose width are too small")  # "count" (0-3) loses bins: widths differ
+@pytest.mark.parametrize(
+    ("make", "path", "output"),
+    [
+        (lambda: make_pipeline(SplineTransformer(n_knots=4), Ridge()), "linear", "auto"),
+        (
+            lambda: make_pipeline(SplineTransformer(include_bias=False, extrapolation="linear"), LogisticRegression()),
+            "linear",
+            "probability",
+        ),
+        (lambda: make_pipeline(KBinsDiscretizer(n_bins=4, encode="onehot-dense"), Ridge()), "linear", "auto"),
+        (lambda: make_pipeline(KBinsDiscretizer(n_bins=3), DecisionTreeRegressor(max_depth=4)), "tree", "auto"),
+        (lambda: make_pipeline(Binarizer(threshold=0.2), LogisticRegression()), "linear", "probability"),
+        (
+            lambda: make_pipeline(
+                StandardScaler(), SplineTransformer(n_knots=3), MLPRegressor(hidden_layer_sizes=(6,), random_state=0)
+            ),
+            "network",
+            "auto",
+        ),
+    ],
+)
+def test_splines_binning_and_binarizers_are_column_wise_steps(table, make, path, output):
+    frame, target = table
+    numbers = frame[["size", "weight", "count"]].to_numpy()
+    model = make().fit(numbers, target > 0 if output == "probability" else target)
+    predict = _logistic_probability(model) if output == "probability" else model.predict
+    assert_auto_takes_the_enumerated_values(model, output, predict, numbers[:3], numbers[100:115], path, atol=1e-11)
 
 
 def test_steps_that_mix_columns_sample_and_the_explicit_path_refuses(table):
