@@ -9,7 +9,7 @@ kinds of model:
 - "tree": scikit-learn's trees, forests, baggings and gradient boosting, xgboost and LightGBM, by a walk
   over the leaves each pair of an explained row and a background row reaches
   (:func:`~sklearn_shapq.algorithms.tree_shapley_values`), or through a link by enumeration;
-- "linear": linear models, linear discriminants and Gaussian naive Bayes (linear in its per-feature
+- "linear": linear models, linear discriminants and naive Bayes classifiers (linear in their per-feature
   terms), in closed form or through a link by enumeration;
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
 - "network": multilayer perceptrons, by their layers on every coalition (the first layer's input built
@@ -64,7 +64,7 @@ from sklearn_shapq.explainers._column_maps import DecodedSteps, check_column_sou
 from sklearn_shapq.explainers._ensemble_models import WeightedEnsemble, extract_ensemble
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
 from sklearn_shapq.explainers._linear_models import extract_linear
-from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_gaussian_naive_bayes
+from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_naive_bayes
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
 from sklearn_shapq.explainers._network_models import Network, extract_network
 from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
@@ -1037,7 +1037,7 @@ def _linear_path(
 ) -> LinearPath:
     head, tail = split_affine_tail(model)  # a PCA before the model: its map folds into the weights
     preprocessing, final, inputs, groups = _column_wise_inputs(head, background, groups, codec)
-    if is_gaussian_naive_bayes(final) and tail is None:  # linear in its per-feature terms, their features' players
+    if is_naive_bayes(final) and tail is None:  # linear in its per-feature terms, their features' players
         return _naive_bayes_path(model, final, preprocessing, output, background, outputs, groups, progress)
     coef, links = extract_linear(final, outputs.shape[1], output)
     if tail is not None:
@@ -1065,10 +1065,10 @@ def _naive_bayes_path(
     groups: FeatureGroups,
     progress: bool,
 ) -> LinearPath:
-    """Return the linear path of a Gaussian naive Bayes: its margin in per-feature terms (:class:`NaiveBayesTerms`)."""
+    """Return the linear path of a naive Bayes: its margin in per-feature terms (:class:`NaiveBayesTerms`)."""
     terms = NaiveBayesTerms(final, outputs.shape[1], preprocessing)
     if output not in terms.links:
-        raise ValueError(f"GaussianNB's output {output!r} is not read from its terms (a class label).")
+        raise ValueError(f"{terms.name}'s output {output!r} is not read from its terms (a class label).")
     inputs = terms.transform(background)
 
     players = terms.groups(groups)

@@ -172,7 +172,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           reach, features or groups, exact pairs; computed on the CPU; a link of the trees' sum,
           a boosted classifier's probability or a Poisson loss's prediction, by enumerating the
           2^p coalitions, p <= 16); "linear" (scikit-learn's linear models and linear
-          discriminants: closed form; a logistic or discriminant probability, a Gaussian naive Bayes or a
+          discriminants: closed form; a logistic or discriminant probability, a naive Bayes or a
           log link by enumeration, p <= 16); "neighbors" (k-NN
           regressors and classifiers' probabilities, uniform or distance weights, Minkowski distances: the
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
