@@ -1,7 +1,8 @@
 """Read fitted linear models: the weights of their margin and the links from it to the explained output.
 
-Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_``, ``LinearSVC``,
-``LinearSVR`` and ``LinearDiscriminantAnalysis`` (regressors, generalized linear models with a log
+Models: scikit-learn's ``sklearn.linear_model`` estimators with ``coef_`` (and ``RANSACRegressor``, by its
+``estimator_``), ``LinearSVC``, ``LinearSVR``, ``LinearDiscriminantAnalysis`` and the partial least squares
+(``PLSRegression``, ``PLSCanonical``, ``CCA``) (regressors, generalized linear models with a log
 link, classifiers' margins, and a logistic classifier's or linear discriminant's probability and
 log-odds). The caller finds the intercept (the model's raw output minus the weighted sum) and checks
 the link of the sum against the model's own outputs on every background row: a link that does not
@@ -17,9 +18,17 @@ from sklearn.base import is_classifier
 
 from sklearn_shapq.explainers._output_links import OutputLink, margin_links
 
-LINEAR_MODELS_ELSEWHERE = ("LinearSVC", "LinearSVR", "LinearDiscriminantAnalysis")
+LINEAR_MODELS_ELSEWHERE = (
+    "LinearSVC",
+    "LinearSVR",
+    "LinearDiscriminantAnalysis",
+    "PLSRegression",
+    "PLSCanonical",
+    "CCA",
+)
 """Linear models of scikit-learn outside ``sklearn.linear_model`` (their decision function is ``X @ coef_.T +
-intercept_``; a discriminant's probability is the sigmoid or softmax of it)."""
+intercept_``, or a partial least squares' ``(X − mean) @ coef_.T + intercept_``; a discriminant's probability is the
+sigmoid or softmax of it)."""
 
 
 def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray, tuple[OutputLink, ...]]:
@@ -57,6 +66,8 @@ def extract_linear(model: Any, n_outputs: int, output: str) -> tuple[np.ndarray,
     ((3, 1), (OutputLink(raw_output='margin', link='sigmoid', log_odds=False, after=(1.0, 0.0)),))
     """
     module, name = type(model).__module__, type(model).__name__
+    if name == "RANSACRegressor" and module.startswith("sklearn.linear_model"):  # its inliers' fit predicts
+        return extract_linear(model.estimator_, n_outputs, output)
     linear = module.startswith("sklearn.linear_model") or name in LINEAR_MODELS_ELSEWHERE
     if not (linear and hasattr(model, "coef_") and hasattr(model, "intercept_")):
         raise TypeError(f"{name} is not a fitted linear model of scikit-learn.")

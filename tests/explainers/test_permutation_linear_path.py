@@ -6,11 +6,13 @@ from math import factorial
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.cross_decomposition import PLSRegression
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import (
     LinearRegression,
     LogisticRegression,
     PoissonRegressor,
+    RANSACRegressor,
     Ridge,
     SGDClassifier,
 )
@@ -47,6 +49,8 @@ MODEL_NAMES = [
     "linear_regression",
     "ridge_two_targets",
     "poisson",
+    "pls_two_targets",
+    "ransac",
     "discriminant_probability",
     "discriminant_probabilities",
     "naive_bayes_probability",
@@ -66,6 +70,8 @@ def models(data):
     ridge = Ridge().fit(X, np.column_stack([margin, X[:, 0] - X[:, 4]]))
     poisson = PoissonRegressor().fit(X, np.round(np.exp(margin / 4)))
     discriminant = LinearDiscriminantAnalysis().fit(X, labels)
+    pls = PLSRegression(n_components=2).fit(X, np.column_stack([margin, X[:, 0] * X[:, 1]]))
+    ransac = RANSACRegressor(random_state=0).fit(X, margin)
     bayes = make_pipeline(QuantileTransformer(n_quantiles=50), GaussianNB()).fit(X, labels)
     bayes_classes = GaussianNB().fit(X, classes)
     discriminants = make_pipeline(StandardScaler(), LinearDiscriminantAnalysis(solver="lsqr")).fit(X, classes)
@@ -77,6 +83,8 @@ def models(data):
         "linear_regression": (regression, "auto", regression.predict),
         "ridge_two_targets": (ridge, "auto", ridge.predict),
         "poisson": (poisson, "auto", poisson.predict),
+        "pls_two_targets": (pls, "auto", pls.predict),
+        "ransac": (ransac, "auto", ransac.predict),
         "discriminant_probability": (discriminant, "probability", lambda r: discriminant.predict_proba(r)[:, 1]),
         "discriminant_probabilities": (discriminants, "probability", discriminants.predict_proba),
         "naive_bayes_probability": (bayes, "probability", lambda r: bayes.predict_proba(r)[:, 1]),
