@@ -210,8 +210,8 @@ def network_table(
     """
     n_layers = len(weights)
     later_shapes = np.array([w.shape for w in weights[1:]], dtype=np.int64).reshape(n_layers - 1, 2)
-    later_weights = np.concatenate([np.asarray(w, dtype=np.float64).ravel() for w in weights[1:]] or [[]])
-    later_biases = np.concatenate([np.asarray(b, dtype=np.float64) for b in biases[1:]] or [[]])
+    later_weights = np.concatenate([np.asarray(w, dtype=np.float64).ravel() for w in weights[1:]] or [np.zeros(0)])
+    later_biases = np.concatenate([np.asarray(b, dtype=np.float64) for b in biases[1:]] or [np.zeros(0)])
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     background = np.ascontiguousarray(background, dtype=np.float64)
     out = np.zeros((rows.shape[0], 1 << n_players, weights[-1].shape[1]))
