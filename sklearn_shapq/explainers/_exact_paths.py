@@ -1145,6 +1145,18 @@ def _first_that_gives(candidates: Iterable[PathT | ValueError], inputs: np.ndarr
     raise refusals[0]
 
 
+def _refuse_beyond_work(how: str, n_players: int, work: int, work_name: str, max_work: int) -> None:
+    """Raise ValueError past :data:`LINKED_MAX_PLAYERS` players, or where 2^p × ``work`` (per coalition) > ``max_work``.
+
+    ``how``: what the path enumerates, for the message.
+    """
+    if n_players > LINKED_MAX_PLAYERS or work << n_players > max_work:
+        raise ValueError(
+            f"{how}: for p <= {LINKED_MAX_PLAYERS} players and 2^p × {work} ({work_name}) <= {max_work} (here p = "
+            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+        )
+
+
 def _neighbors_path(
     model: Any,
     output: str,
@@ -1156,13 +1168,9 @@ def _neighbors_path(
 ) -> NeighborsPath:
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     neighbors = extract_neighbors(final, outputs.shape[1], output)
-    n_players, n_train = groups.n_players, neighbors.train.shape[0]
-    if n_players > LINKED_MAX_PLAYERS or n_train << n_players > NEIGHBOR_MAX_WORK:
-        raise ValueError(
-            f"{type(final).__name__}'s exact values enumerate the 2^p coalitions against its {n_train} training "
-            f"rows: for p <= {LINKED_MAX_PLAYERS} players and (training rows) × 2^p <= {NEIGHBOR_MAX_WORK} (here p = "
-            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
-        )
+    n_train = neighbors.train.shape[0]
+    how = f"{type(final).__name__}'s exact values enumerate the 2^p coalitions against its training rows"
+    _refuse_beyond_work(how, groups.n_players, n_train, "its training rows", NEIGHBOR_MAX_WORK)
     path = NeighborsPath(final, neighbors, inputs, groups, preprocessing, progress)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
@@ -1179,13 +1187,8 @@ def _network_path(
 ) -> NetworkPath:
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     network = extract_network(final, outputs.shape[1], output)
-    n_players, work = groups.n_players, network.work_per_coalition
-    if n_players > LINKED_MAX_PLAYERS or work << n_players > NETWORK_MAX_WORK:
-        raise ValueError(
-            f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions: for p <= "
-            f"{LINKED_MAX_PLAYERS} players and 2^p × {work} (its work per coalition) <= {NETWORK_MAX_WORK} (here p = "
-            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
-        )
+    how = f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions"
+    _refuse_beyond_work(how, groups.n_players, network.work_per_coalition, "its work per coalition", NETWORK_MAX_WORK)
     path = NetworkPath(network, inputs, groups, preprocessing, progress)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
