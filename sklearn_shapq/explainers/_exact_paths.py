@@ -303,15 +303,33 @@ class StructurePath(ABC):
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k), from the games on all coalitions."""
-        return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._table(block), np))
+        return self._blocks(rows, "explaining", lambda block: shapley_from_table(self._finite_table(block), np))
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``, from the games on all coalitions."""
         return self._blocks(
             rows,
             "explaining interactions",
-            lambda block: interaction_matrix(*interactions_from_table(self._table(block), index), index),
+            lambda block: interaction_matrix(*interactions_from_table(self._finite_table(block), index), index),
         )
+
+    def _finite_table(self, inputs: np.ndarray) -> np.ndarray:
+        """:meth:`_table`, refused where a coalition's game is not finite (the link overflowed, as the model's would).
+
+        Raises
+        ------
+        ValueError
+            As a sampled estimate refuses the model's NaN or infinite outputs on the hybrid rows.
+        """
+        table = self._table(inputs)
+        finite = np.isfinite(table).all(axis=(1, 2))
+        if not finite.all():
+            raise ValueError(
+                f"The model's output is NaN or infinite on hybrid rows of {int((~finite).sum())} of {table.shape[0]} "
+                f"explained rows (the first: row {int(np.argmin(finite))} of its block), as read from the model "
+                f"({self.structure}): Shapley values of such outputs are not defined."
+            )
+        return table
 
     def check(self, rows: np.ndarray, outputs: np.ndarray) -> None:
         """Refuse a model whose outputs ``outputs`` (n, k) on ``rows`` are not the path's (a model changed)."""

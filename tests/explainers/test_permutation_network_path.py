@@ -182,6 +182,24 @@ def test_beyond_the_enumerated_work_auto_samples_and_the_explicit_path_refuses()
     assert PermutationShapExplainer(narrow, background_size=10, progress=False).fit(X).algorithm_ == "network"
 
 
+def test_a_game_that_overflows_on_hybrid_rows_is_refused_not_nan(data):
+    """A Poisson network's exp overflows on hybrids of a far row (the model gives inf there too): refused, as a
+    sampled estimate refuses the model's infinite outputs, where it returned NaN values."""
+    X, y = data
+    model = _fitted(MLPRegressor(loss="poisson", hidden_layer_sizes=(8,), random_state=0), X, np.exp(y / 2))
+    explainer = PermutationShapExplainer(model, background_size=20, progress=False).fit(X)
+    far = X[:1] * 1e4
+    background = explainer.background_
+    with np.errstate(over="ignore"):
+        hybrid_outputs = [
+            model.predict(np.where([code >> j & 1 for j in range(D)], far, background)) for code in range(1 << D)
+        ]
+    assert not np.isfinite(hybrid_outputs).all()  # the model's own game is not finite there
+    with pytest.raises(ValueError, match="NaN or infinite on hybrid rows of 1 of 1"):
+        explainer.explain(far)
+    assert np.isfinite(explainer.explain(X[:2]).values).all()
+
+
 def test_a_model_refitted_in_place_is_refused(data):
     X, y = data
     model = _fitted(MLPRegressor(hidden_layer_sizes=(6,), max_iter=50, random_state=0), X, y)
