@@ -24,6 +24,9 @@ _OUTPUT_LINKS = {"identity": "identity", "exp": "exp", "logistic": "sigmoid", "s
 
 COALITION_WORK = 320
 """Multiply-adds of a later layer (run as matrix products) that take the time of one coalition's link and sums."""
+OUTPUT_WORK = 560
+"""Multiply-adds of a later layer that take the time of the link of each output past the first (a softmax's exp,
+division and log-odds: about 14 ns per class, measured by a review on a 60-class network)."""
 FIRST_UNIT_WORK = 24
 """Multiply-adds of a later layer that take the time of one first-layer unit of one coalition (added and
 activated one by one). Both measured on 2 cores (``benchmarks/bench_linked_paths.py``'s networks): about 8 ns per
@@ -55,10 +58,12 @@ class Network:
     def work_per_coalition(self) -> int:
         """Time of one coalition of one pair of rows, in a later layer's multiply-adds.
 
-        :data:`COALITION_WORK`, plus :data:`FIRST_UNIT_WORK` per first-layer unit, plus the later layers' weights.
+        :data:`COALITION_WORK`, plus :data:`OUTPUT_WORK` per output past the first, plus :data:`FIRST_UNIT_WORK` per
+        first-layer unit, plus the later layers' weights.
         """
         later = sum(w.shape[0] * w.shape[1] for w in self.weights[1:])
-        return int(COALITION_WORK + FIRST_UNIT_WORK * self.weights[0].shape[1] + later)
+        outputs = OUTPUT_WORK * (self.weights[-1].shape[1] - 1)
+        return int(COALITION_WORK + outputs + FIRST_UNIT_WORK * self.weights[0].shape[1] + later)
 
 
 def extract_network(model: Any, n_outputs: int, output: str) -> Network:

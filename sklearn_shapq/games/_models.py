@@ -228,16 +228,36 @@ def _sklearn_function(model: Any, output: str, backend: ArrayBackend, codec: Tab
 
     else:
         transform = _log_odds if output == "log_odds" else (lambda p: p)
+        two_labels = _two_labels(model)
 
         def predict(rows: Any) -> np.ndarray:
             proba = np.asarray(model.predict_proba(as_input(rows)), dtype=np.float64)
-            if proba.ndim == 2 and proba.shape[1] == 2:  # binary: the positive class only
+            if proba.ndim == 2 and proba.shape[1] == 2 and not two_labels:  # binary: the positive class only
                 proba = proba[:, 1]
             return transform(proba)
 
     fn = ModelFunction(predict, backend, output)
     fn.output_names = _output_names_from_classes(classes)
     return fn
+
+
+def _two_labels(model: Any) -> bool:
+    """Whether a classifier's two probability columns are two labels' (multilabel, ``n_outputs_`` 2), not two classes'.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
+    >>> with warnings.catch_warnings():  # a short fit does not converge
+    ...     warnings.simplefilter("ignore")
+    ...     two = MLPClassifier(hidden_layer_sizes=(3,), max_iter=5).fit(X, np.c_[X[:, 0] > 0, X[:, 1] > 0])
+    ...     one = MLPClassifier(hidden_layer_sizes=(3,), max_iter=5).fit(X, X[:, 0] > 0)
+    >>> _two_labels(two), _two_labels(one)
+    (True, False)
+    """
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    return getattr(final, "n_outputs_", 1) == 2 and np.ndim(getattr(final, "classes_", [])) == 1
 
 
 def _margin_method(model: Any) -> Callable[[Any], Any] | None:

@@ -161,6 +161,19 @@ def test_what_is_not_read_samples_and_the_explicit_path_refuses(data, make, outp
         PermutationShapExplainer(model, output=output, algorithm="network", background_size=10).fit(X)
 
 
+def test_two_labels_are_two_outputs_not_a_binary_class(data):
+    """A multilabel MLPClassifier of two labels has two probability columns that are no binary's: both explained
+    (they were taken for one binary class, the second label's, silently)."""
+    X, y = data
+    model = _fitted(MLPClassifier(hidden_layer_sizes=(6,), max_iter=200, random_state=0), X, np.c_[y > 0, y > 1])
+    explainer = PermutationShapExplainer(model, output="probability", background_size=None, progress=False)
+    explanation = explainer.fit(X[100:110]).explain(X[:2])
+    assert explainer.n_outputs_ == 2 and explainer.algorithm_ != "network"
+    for x, phi in zip(X[:2], explanation.values, strict=True):
+        expected = brute_force_shapley(lambda s, x=x: interventional_value(model.predict_proba, x, X[100:110], s), D)
+        np.testing.assert_allclose(phi, expected, rtol=1e-9, atol=1e-12)
+
+
 def test_another_model_is_refused_by_the_explicit_path(data):
     from sklearn.linear_model import Ridge
 
