@@ -1169,9 +1169,11 @@ def _refuse_beyond_work(how: str, n_players: int, work: int, work_name: str, max
     ``how``: what the path enumerates, for the message.
     """
     if n_players > LINKED_MAX_PLAYERS or work << n_players > max_work:
+        most = min(LINKED_MAX_PLAYERS, max(0, (max_work // max(work, 1)).bit_length() - 1))  # the p this bound takes
+        advice = _FEWER_PLAYERS.replace(f"at most {LINKED_MAX_PLAYERS}", f"at most {most}")
         raise ValueError(
             f"{how}: for p <= {LINKED_MAX_PLAYERS} players and 2^p × {work} ({work_name}) <= {max_work} (here p = "
-            f"{n_players}). {_FEWER_PLAYERS[0].upper() + _FEWER_PLAYERS[1:]}"
+            f"{n_players}). {advice[0].upper() + advice[1:]}"
         )
 
 
