@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 import numba
 import numpy as np
-from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from sklearn_shapq.backends._linked_trees import LINKS, NO_KNOTS, _apply_link
@@ -26,28 +25,6 @@ HIDDEN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
 """The hidden layers' activations read (scikit-learn's names), by code (their position)."""
 BLOCK_PLAYERS = 8
 """The low players, whose 2^8 coalitions (with each set of the others) are a block: one matrix product per layer."""
-
-
-def _activate(values: np.ndarray, activation: str) -> None:
-    """Apply a hidden activation in place, as scikit-learn's multilayer perceptrons do."""
-    if activation == "logistic":
-        expit(values, out=values)
-    elif activation == "tanh":
-        np.tanh(values, out=values)
-    elif activation == "relu":
-        np.maximum(values, 0.0, out=values)
-
-
-def _later_layers(
-    first: np.ndarray, weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], activation: str
-) -> np.ndarray:
-    """Return the raw scores (n, k) of the first layer's inputs ``first`` (n, units), overwritten."""
-    values = first
-    for weight, bias in zip(weights[1:], biases[1:], strict=True):
-        _activate(values, activation)
-        values = values @ weight
-        values += bias
-    return values
 
 
 def network_sums(
@@ -61,9 +38,13 @@ def network_sums(
     >>> network_sums(weights, biases, "relu", np.array([[1.0], [-2.0]])).tolist()
     [[2.5], [6.5]]
     """
-    first = inputs @ weights[0]
-    first += biases[0]
-    return _later_layers(first, weights, biases, activation)
+    values = inputs @ weights[0] + biases[0]
+    code = HIDDEN_ACTIVATIONS.index(activation)
+    for weight, bias in zip(weights[1:], biases[1:], strict=True):  # the kernel's own activation, then the layer
+        flat = np.ascontiguousarray(values).ravel()
+        _activate_units(flat, flat.size, code, flat)
+        values = flat.reshape(values.shape) @ weight + bias
+    return values
 
 
 @numba.njit(nogil=True, cache=True)
