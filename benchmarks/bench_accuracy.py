@@ -144,7 +144,7 @@ from sklearn.ensemble import (
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, RationalQuadratic, WhiteKernel
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
@@ -442,6 +442,26 @@ def problems() -> dict[str, Problem]:
             lambda: xgboost.XGBClassifier(n_estimators=100, max_depth=4, n_jobs=1, random_state=0),
             output="probability",
             **{**small, "truth": "linked"},
+        ),
+        # Gaussian processes whose kernels are functions of a distance, not products over the features
+        "gp_matern_diabetes10": Problem(
+            diabetes,
+            lambda: make_pipeline(
+                StandardScaler(),
+                GaussianProcessRegressor(
+                    ConstantKernel() * Matern(length_scale=np.ones(10), nu=1.5) + WhiteKernel(),
+                    normalize_y=True,
+                    random_state=0,
+                ),
+            ),
+            **small,
+        ),
+        "gp_rq_friedman10": Problem(
+            friedman(10, 300),
+            lambda: GaussianProcessRegressor(
+                ConstantKernel() * RationalQuadratic() + WhiteKernel(), normalize_y=True, random_state=0
+            ),
+            **small,
         ),
         # the check "shap's error at its default 500 evaluations with a third of them"
         "diabetes10": Problem(diabetes),

@@ -8,7 +8,13 @@ from sklearn_shapq.backends._linked_linear import linked_linear_table
 from sklearn_shapq.backends._linked_quadratic import linked_quadratic_table
 from sklearn_shapq.backends._linked_trees import LINKS, apply_link, linked_tree_table
 from sklearn_shapq.backends._neighbor_tables import neighbor_table, neighbor_weights
-from sklearn_shapq.backends._network_tables import HIDDEN_ACTIVATIONS, network_sums, network_table
+from sklearn_shapq.backends._network_tables import (
+    ACTIVATIONS,
+    HIDDEN_ACTIVATIONS,
+    KERNEL_PROFILES,
+    network_sums,
+    network_table,
+)
 from sklearn_shapq.backends._product_kernel import (
     ANCHORS_PER_CHUNK,
     FACTOR_KINDS,
@@ -28,7 +34,9 @@ __all__ = [
     "FACTOR_KINDS",
     "FEISTEL_ROUNDS",
     "GOLDEN_RATIO_64",
+    "ACTIVATIONS",
     "HIDDEN_ACTIVATIONS",
+    "KERNEL_PROFILES",
     "PAIR_INDICES",
     "PREFIX_SUFFIX_MAX_FEATURES",
     "PRODUCT_KERNEL_BACKEND_ALGORITHMS",

@@ -22,15 +22,27 @@ from sklearn_shapq.backends._linked_trees import LINKS, NO_KNOTS, _apply_link
 from sklearn_shapq.backends._threads import run_ranges
 
 HIDDEN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
-"""The hidden layers' activations read (scikit-learn's names), by code (their position)."""
+"""The hidden layers' activations of scikit-learn's networks (its names), by code (their position)."""
+KERNEL_PROFILES = ("gaussian", "matern_0.5", "matern_1.5", "matern_2.5", "rational_quadratic", "power")
+"""A kernel machine's units: its kernel as a function of u, a squared scaled distance (the first five) or a dot
+product plus a constant ("power": u^a). "gaussian" exp(−u/2); "matern_ν" Matérn's closed forms in r = √u;
+"rational_quadratic" (1 + u/(2a))^(−a). The parameter a is the activation's."""
+ACTIVATIONS = HIDDEN_ACTIVATIONS + KERNEL_PROFILES
+"""Every activation the tables run, by code (their position)."""
 BLOCK_PLAYERS = 8
 """The low players, whose 2^8 coalitions (with each set of the others) are a block: one matrix product per layer."""
 
 
 def network_sums(
-    weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], activation: str, inputs: np.ndarray
+    weights: Sequence[np.ndarray],
+    biases: Sequence[np.ndarray],
+    activation: str,
+    inputs: np.ndarray,
+    parameter: float = 0.0,
 ) -> np.ndarray:
     """Return the network's raw scores (n, k) on rows ``inputs`` (n, d): its last affine layer, before the link.
+
+    ``activation`` one of :data:`ACTIVATIONS`, with its ``parameter`` (a kernel profile's).
 
     Examples
     --------
@@ -39,28 +51,59 @@ def network_sums(
     [[2.5], [6.5]]
     """
     values = inputs @ weights[0] + biases[0]
-    code = HIDDEN_ACTIVATIONS.index(activation)
+    code = ACTIVATIONS.index(activation)
     for weight, bias in zip(weights[1:], biases[1:], strict=True):  # the kernel's own activation, then the layer
         flat = np.ascontiguousarray(values).ravel()
-        _activate_units(flat, flat.size, code, flat)
+        _activate_units(flat, flat.size, code, parameter, flat)
         values = flat.reshape(values.shape) @ weight + bias
     return values
 
 
 @numba.njit(nogil=True, cache=True)
 def _activate_units(
-    values: np.ndarray, n_units: int, activation: int, out: np.ndarray
+    values: np.ndarray, n_units: int, activation: int, parameter: float, out: np.ndarray
 ) -> None:  # pragma: no cover - numba
-    """Write the hidden activation (:data:`HIDDEN_ACTIVATIONS`' code) of the first ``n_units`` values into ``out``."""
+    """Write the activation (:data:`ACTIVATIONS`' code, its ``parameter``) of the first ``n_units`` values into ``out``.
+
+    A kernel profile's squared distance is taken at least 0 (its rounding near an anchor).
+    """
     if activation == 1:
         for u in range(n_units):
             out[u] = 1.0 / (1.0 + math.exp(-values[u]))
-    elif activation == 2:
+    elif activation == 2:  # by exp (faster than libm's tanh here): to 1e-16 absolute, as the model's layer adds
         for u in range(n_units):
-            out[u] = math.tanh(values[u])
+            decay = math.exp(-2.0 * abs(values[u]))
+            out[u] = math.copysign((1.0 - decay) / (1.0 + decay), values[u])
     elif activation == 3:
         for u in range(n_units):
             out[u] = max(values[u], 0.0)
+    elif activation == 4:
+        for u in range(n_units):
+            out[u] = math.exp(-0.5 * max(values[u], 0.0))
+    elif activation == 5:
+        for u in range(n_units):
+            out[u] = math.exp(-math.sqrt(max(values[u], 0.0)))
+    elif activation == 6:
+        for u in range(n_units):
+            scaled = math.sqrt(3.0 * max(values[u], 0.0))
+            out[u] = (1.0 + scaled) * math.exp(-scaled)
+    elif activation == 7:
+        for u in range(n_units):
+            squared = 5.0 * max(values[u], 0.0)
+            scaled = math.sqrt(squared)
+            out[u] = (1.0 + scaled + squared / 3.0) * math.exp(-scaled)
+    elif activation == 8:
+        for u in range(n_units):
+            out[u] = (1.0 + max(values[u], 0.0) / (2.0 * parameter)) ** -parameter
+    elif activation == 9 and parameter == int(parameter) and 1 <= parameter <= 16:  # a degree: by products
+        for u in range(n_units):
+            power = values[u]
+            for _ in range(int(parameter) - 1):
+                power *= values[u]
+            out[u] = power
+    elif activation == 9:
+        for u in range(n_units):
+            out[u] = values[u] ** parameter
     else:
         for u in range(n_units):
             out[u] = values[u]
@@ -76,11 +119,13 @@ def _network_table_kernel(
     later_biases: np.ndarray,
     later_shapes: np.ndarray,
     activation: int,
+    parameter: float,
     player_of_column: np.ndarray,
     n_players: int,
     link: int,
     log_odds: bool,
     clip: float,
+    knots: np.ndarray,
     out: np.ndarray,
     start: int,
     stop: int,
@@ -126,7 +171,7 @@ def _network_table_kernel(
                 for layer in range(later_shapes.shape[0]):  # the block's coalitions at once: a matrix product
                     n_in, n_out = later_shapes[layer, 0], later_shapes[layer, 1]
                     inputs = active[: block * n_in].reshape(block, n_in)
-                    _activate_units(current.ravel(), block * n_in, activation, inputs.ravel())
+                    _activate_units(current.ravel(), block * n_in, activation, parameter, inputs.ravel())
                     current = values[: block * n_out].reshape(block, n_out)
                     np.dot(inputs, later_weights[weight_at : weight_at + n_in * n_out].reshape(n_in, n_out), current)
                     for r in range(block):
@@ -134,7 +179,7 @@ def _network_table_kernel(
                             current[r, o] += later_biases[bias_at + o]
                     weight_at, bias_at = weight_at + n_in * n_out, bias_at + n_out
                 table[high * block : (high + 1) * block] = current
-            _apply_link(table, link, log_odds, clip, NO_KNOTS)
+            _apply_link(table, link, log_odds, clip, knots)
             for c in range(n_coalitions):
                 for k in range(n_outputs):
                     out[i, c, k] += table[c, k]
@@ -154,6 +199,8 @@ def network_table(
     link: str,
     log_odds: bool = False,
     clip: float = 0.0,
+    parameter: float = 0.0,
+    knots: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(network(x_S, z_{N∖S})).
 
@@ -162,16 +209,16 @@ def network_table(
     weights, biases : sequence of ndarray
         Each layer's (inputs, units) matrix and (units,) intercepts; the last gives the raw score.
     activation : str
-        The hidden layers' (:data:`HIDDEN_ACTIVATIONS`).
+        The hidden layers' (:data:`ACTIVATIONS`); ``parameter``: a kernel profile's.
     rows : ndarray of shape (n, d)
     background : ndarray of shape (N, d)
     player_of_column : int ndarray of shape (d,)
         Each column's player (a feature group's columns share one).
     n_players : int
         p: coalition S is the integer Σ_{j ∈ S} 2^j.
-    link : {"identity", "sigmoid", "softmax", "exp"}
+    link : {"identity", "sigmoid", "softmax", "exp", "interp"}
         From the raw score to the output; ``log_odds``: then the log-odds of the result clipped to
-        [``clip``, 1 − ``clip``].
+        [``clip``, 1 − ``clip``]; ``knots``: the "interp" link's (2, K) increasing x and their y.
 
     Returns
     -------
@@ -208,12 +255,14 @@ def network_table(
             later_weights,
             later_biases,
             later_shapes,
-            HIDDEN_ACTIVATIONS.index(activation),
+            ACTIVATIONS.index(activation),
+            float(parameter),
             np.asarray(player_of_column, dtype=np.int64),
             n_players,
             LINKS.index(link),
             log_odds,
             clip,
+            NO_KNOTS if knots is None else np.ascontiguousarray(knots, dtype=np.float64),
             out,
             start,
             stop,

@@ -13,7 +13,8 @@ kinds of model:
   terms), in closed form or through a link by enumeration;
 - "neighbors": k-NN models, by a walk over the coalitions from the training rows;
 - "network": multilayer perceptrons, by their layers on every coalition (the first layer's input built
-  by doubling over the players);
+  by doubling over the players), and kernel machines whose kernels are not products (Matérn, rational
+  quadratic, polynomial, sigmoid) as networks of one hidden layer, a unit per anchor;
 - "quadratic": a quadratic margin (a quadratic discriminant, a linear model on degree-2 polynomial
   features), by enumeration;
 - "ensemble": voting ensembles, stacking regressors with a linear final estimator, sigmoid and isotonic
@@ -47,6 +48,7 @@ from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq.algorithms import interaction_matrix, interactions_from_table, tree_interactions, tree_shapley_values
 from sklearn_shapq.backends import (
+    KERNEL_PROFILES,
     TreeArrays,
     apply_link,
     linked_linear_table,
@@ -63,6 +65,7 @@ from sklearn_shapq.explainers._affine_steps import affine_weights, split_affine_
 from sklearn_shapq.explainers._column_maps import DecodedSteps, check_column_sources, column_sources
 from sklearn_shapq.explainers._ensemble_models import WeightedEnsemble, extract_ensemble
 from sklearn_shapq.explainers._kernel_models import check_outputs, extract_expansion
+from sklearn_shapq.explainers._kernel_unit_models import KERNEL_MACHINES, UnitInputs, extract_kernel_units
 from sklearn_shapq.explainers._linear_models import extract_linear
 from sklearn_shapq.explainers._naive_bayes_models import NaiveBayesTerms, is_naive_bayes
 from sklearn_shapq.explainers._neighbor_models import Neighbors, extract_neighbors
@@ -111,6 +114,14 @@ NETWORK_MAX_WORK = 1 << 25
 :attr:`~sklearn_shapq.explainers._network_models.Network.work_per_coalition`). Near it (an MLP of (64, 64) units at
 d = 12, 100 × 100 rows) the path took 1.15x the time of "leverage_cv" at its default budget; at half of it (64, 32)
 0.9x (``benchmarks/bench_linked_paths.py``)."""
+KERNEL_UNITS_MAX_WORK = 1 << 20
+"""Most 2^p × work per coalition and anchor of a kernel machine on the network path (its units; the model's own output
+costs the same per anchor, so the bound is on the players alone): a Matérn or RBF kernel to 12 players, a
+polynomial one to 14. At 12 players a Matérn process took 1.2x the time of "leverage_cv" at its default budget, with
+200 or 800 anchors; at 10 players 0.2-0.4x."""
+ROOT_PROFILE_RTOL = 1e-6
+"""A Matérn ν = 1/2 kernel's tolerance: exp(−√u) has an infinite slope at an anchor, where u (a squared distance,
+rounded to 1e-16 of its terms) is near 0, so its value carries √(1e-16) = 1e-8 there, as the model's own would not."""
 NEIGHBOR_TIE_RTOL = 1e-6
 """Relative gap of the k-th and (k+1)-th distances below which the model itself decides a coalition (its
 distances may be computed otherwise: scikit-learn's brute force expands |x − t|² to 1e-8 or so)."""
@@ -807,20 +818,35 @@ class NetworkPath(StructurePath):
         offset = np.zeros(network.weights[-1].shape[1])
         super().__init__(offset, background, groups, preprocessing, progress, network.link)
         self.network = network
+        if network.activation in KERNEL_PROFILES:
+            self.structure = "its kernel's units (one per anchor) and their dual weights"
+
+    @property
+    def rtol(self) -> float:
+        """:data:`TREE_RTOL`, or :data:`ROOT_PROFILE_RTOL` for a Matérn kernel of ν = 1/2."""
+        return ROOT_PROFILE_RTOL if self.network.activation == "matern_0.5" else super().rtol
 
     @property
     def linked(self) -> bool:
         """Always: the game is enumerated."""
         return True
 
+    def _scale_structure(self, scale: float) -> None:
+        network = self.network
+        last = (scale * network.weights[-1], scale * network.biases[-1])
+        self.network = replace(
+            network, weights=(*network.weights[:-1], last[0]), biases=(*network.biases[:-1], last[1])
+        )
+
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
-        return network_sums(self.network.weights, self.network.biases, self.network.activation, inputs)
+        network = self.network
+        return network_sums(network.weights, network.biases, network.activation, inputs, network.parameter)
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         network, link = self.network, self.output
-        return network_table(
+        table = network_table(
             network.weights,
-            network.biases,
+            (*network.biases[:-1], network.biases[-1] + self.offset),
             network.activation,
             inputs,
             self.background,
@@ -829,7 +855,10 @@ class NetworkPath(StructurePath):
             link.link,
             link.log_odds,
             PROBABILITY_CLIP,
+            network.parameter,
+            self.knots,
         )
+        return link.apply_after(table)
 
 
 class EnsemblePath:
@@ -1206,9 +1235,17 @@ def _network_path(
     codec: Any = None,
 ) -> NetworkPath:
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
-    network = extract_network(final, outputs.shape[1], output)
-    how = f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions"
-    _refuse_beyond_work(how, groups.n_players, network.work_per_coalition, "its work per coalition", NETWORK_MAX_WORK)
+    if type(final) in KERNEL_MACHINES:  # its kernel's units: a network of one hidden layer
+        units = extract_kernel_units(final, outputs.shape[1], output)
+        preprocessing, inputs, groups = UnitInputs(preprocessing, units), units.inputs(inputs), units.players(groups)
+        network = units.network
+        how = f"{type(final).__name__}'s exact values run its kernel's units (one per anchor) on the 2^p coalitions"
+        work, work_name, max_work = units.work_per_anchor, "its work per coalition and anchor", KERNEL_UNITS_MAX_WORK
+    else:
+        network = extract_network(final, outputs.shape[1], output)
+        how = f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions"
+        work, work_name, max_work = network.work_per_coalition, "its work per coalition", NETWORK_MAX_WORK
+    _refuse_beyond_work(how, groups.n_players, work, work_name, max_work)
     path = NetworkPath(network, inputs, groups, preprocessing, progress)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
@@ -1259,9 +1296,19 @@ def _ensemble_path(
         )
         reason, why = None, ""
         try:
-            path = exact_path(
-                "auto", member, ensemble.member_output, inputs, member_outputs, groups, device, progress, member_codec
+            member_path = (
+                member,
+                ensemble.member_output,
+                inputs,
+                member_outputs,
+                groups,
+                device,
+                progress,
+                member_codec,
             )
+            path = exact_path("auto", *member_path)
+            if ensemble.member_link is not None and isinstance(path, ProductKernelPath):  # its units have a sum
+                path = exact_path(NETWORK, *member_path)
             if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
                 if isinstance(path, StructurePath):
                     path = path.through(ensemble.member_link, *scale_shift, curve)

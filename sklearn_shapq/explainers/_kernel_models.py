@@ -256,27 +256,54 @@ def _uniform_component(anchors: np.ndarray, weights: np.ndarray, kind: int, gamm
 # --- support vector machines ------------------------------------------------------------------------------------
 
 
+def dual_coefficients(
+    model: SVR | NuSVR | SVC | NuSVC | OneClassSVM | KernelRidge | GaussianProcessRegressor,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str] | None]:
+    """Return a kernel machine's dual form: f(x) = k(x, anchors) @ weights + intercept, whatever its kernel.
+
+    Parameters
+    ----------
+    model : fitted SVR, NuSVR, SVC, NuSVC, OneClassSVM, KernelRidge or GaussianProcessRegressor
+        A multiclass SVC or NuSVC: one output per one-vs-one pair; a Gaussian process: its posterior mean
+        (``normalize_y`` undone).
+
+    Returns
+    -------
+    anchors : ndarray of shape (n, d)
+    weights : ndarray of shape (n, k)
+    intercept : ndarray of shape (k,)
+    names : list of str or None
+        The outputs' names where there are several.
+    """
+    if isinstance(model, KernelRidge):
+        anchors = _dense(model.X_fit_)
+        weights = np.asarray(model.dual_coef_, dtype=np.float64).reshape(anchors.shape[0], -1).copy()
+        return anchors, weights, np.zeros(weights.shape[1]), _output_names(weights.shape[1])
+    if isinstance(model, GaussianProcessRegressor):
+        anchors = _dense(model.X_train_)
+        alpha = np.asarray(model.alpha_, dtype=np.float64).reshape(anchors.shape[0], -1)
+        k = alpha.shape[1]
+        weights = alpha * np.asarray(model._y_train_std, dtype=np.float64).reshape(-1)  # normalize_y undone
+        intercept = np.broadcast_to(np.asarray(model._y_train_mean, dtype=np.float64).reshape(-1), (k,)).copy()
+        return anchors, weights, intercept, _output_names(k)
+    anchors = _dense(model.support_vectors_)
+    dual = _dense(model.dual_coef_)
+    intercept = np.asarray(model.intercept_, dtype=np.float64)
+    if isinstance(model, (SVC, NuSVC)) and len(model.classes_) > 2:
+        weights, names = _one_vs_one_weights(model, dual)
+        return anchors, weights, intercept.copy(), names
+    return anchors, dual[0][:, None], intercept[:1].copy(), None
+
+
 def _from_libsvm(model: SVR | NuSVR | SVC | NuSVC | OneClassSVM) -> KernelExpansion:
     name = type(model).__name__
     if model.kernel != "rbf":
         raise _unsupported(f"{name} with kernel={model.kernel!r}")
-    anchors = _dense(model.support_vectors_)
-    dual = _dense(model.dual_coef_)
-    intercept = np.asarray(model.intercept_, dtype=np.float64)
+    anchors, weights, intercept, names = dual_coefficients(model)
     method = "predict" if isinstance(model, (SVR, NuSVR)) else "decision_function"
-    if isinstance(model, (SVC, NuSVC)) and len(model.classes_) > 2:
-        weights, names = _one_vs_one_weights(model, dual)
-        return KernelExpansion(
-            [_uniform_component(anchors, weights, _RBF, model._gamma)],
-            intercept.copy(),
-            names,
-            f"{name}.{method} (one-vs-one)",
-        )
+    pairs = " (one-vs-one)" if names is not None else ""
     return KernelExpansion(
-        [_uniform_component(anchors, dual[0][:, None], _RBF, model._gamma)],
-        intercept[:1].copy(),
-        None,
-        f"{name}.{method}",
+        [_uniform_component(anchors, weights, _RBF, model._gamma)], intercept, names, f"{name}.{method}{pairs}"
     )
 
 
@@ -300,14 +327,12 @@ def _from_kernel_ridge(model: KernelRidge) -> KernelExpansion:
     # For string kernels sklearn passes only gamma/degree/coef0: kernel_params applies to callables alone.
     if not isinstance(model.kernel, str) or model.kernel not in ("rbf", "laplacian"):
         raise _unsupported(f"KernelRidge with kernel={model.kernel!r}")
-    anchors = _dense(model.X_fit_)
-    weights = np.asarray(model.dual_coef_, dtype=np.float64).reshape(anchors.shape[0], -1).copy()
+    anchors, weights, intercept, names = dual_coefficients(model)
     gamma = 1.0 / anchors.shape[1] if model.gamma is None else float(model.gamma)
-    k = weights.shape[1]
     return KernelExpansion(
         [_uniform_component(anchors, weights, FACTOR_KINDS[model.kernel], gamma)],
-        np.zeros(k),
-        _output_names(k),
+        intercept,
+        names,
         "KernelRidge.predict",
     )
 
@@ -346,16 +371,9 @@ def _gp_components(kernel: Kernel, anchors: np.ndarray, weights: np.ndarray) -> 
 
 
 def _from_gp_regressor(model: GaussianProcessRegressor) -> KernelExpansion:
-    anchors = _dense(model.X_train_)
-    alpha = np.asarray(model.alpha_, dtype=np.float64).reshape(anchors.shape[0], -1)
-    k = alpha.shape[1]
-    weights = alpha * np.asarray(model._y_train_std, dtype=np.float64).reshape(-1)  # normalize_y undone
-    intercept = np.broadcast_to(np.asarray(model._y_train_mean, dtype=np.float64).reshape(-1), (k,)).copy()
+    anchors, weights, intercept, names = dual_coefficients(model)
     return KernelExpansion(
-        _gp_components(model.kernel_, anchors, weights),
-        intercept,
-        _output_names(k),
-        "GaussianProcessRegressor.predict",
+        _gp_components(model.kernel_, anchors, weights), intercept, names, "GaussianProcessRegressor.predict"
     )
 
 

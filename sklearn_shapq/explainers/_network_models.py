@@ -28,9 +28,25 @@ OUTPUT_WORK = 560
 """Multiply-adds of a later layer that take the time of the link of each output past the first (a softmax's exp,
 division and log-odds: about 14 ns per class, measured by a review on a 60-class network)."""
 FIRST_UNIT_WORK = 24
-"""Multiply-adds of a later layer that take the time of one first-layer unit of one coalition (added and
-activated one by one). Both measured on 2 cores (``benchmarks/bench_linked_paths.py``'s networks): about 8 ns per
+"""Multiply-adds of a later layer that take the time of one first-layer unit of one coalition (added, and activated
+by a ReLU). Both measured on 2 cores (``benchmarks/bench_linked_paths.py``'s networks): about 8 ns per
 coalition, 0.6 ns per first-layer unit and 0.025 ns per later multiply-add."""
+ACTIVATION_WORK = {
+    "identity": 0,
+    "relu": 0,
+    "logistic": 140,
+    "tanh": 210,
+    "gaussian": 150,
+    "matern_0.5": 150,
+    "matern_1.5": 150,
+    "matern_2.5": 150,
+    "rational_quadratic": 300,
+    "power": 350,
+}
+"""Multiply-adds of a later layer that take the time of one hidden unit's activation beyond a ReLU's, per coalition
+(an exp about 4 ns on 2 cores here, a power 9 ns); an integer power (a polynomial kernel's degree) by products,
+:data:`INTEGER_POWER_WORK`."""
+INTEGER_POWER_WORK = 20
 
 
 @dataclass(frozen=True)
@@ -44,26 +60,38 @@ class Network:
     biases : tuple of ndarray
         Each layer's (units,) intercepts.
     activation : str
-        The hidden layers' (:data:`~sklearn_shapq.backends.HIDDEN_ACTIVATIONS`).
+        The hidden layers' (:data:`~sklearn_shapq.backends.ACTIVATIONS`: a kernel machine's units take its
+        kernel's profile, :mod:`~sklearn_shapq.explainers._kernel_unit_models`).
     link : OutputLink
         From the raw score to the explained output.
+    parameter : float
+        The activation's (a kernel profile's).
     """
 
     weights: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
     activation: str
     link: OutputLink
+    parameter: float = 0.0
 
     @property
     def work_per_coalition(self) -> int:
         """Time of one coalition of one pair of rows, in a later layer's multiply-adds.
 
         :data:`COALITION_WORK`, plus :data:`OUTPUT_WORK` per output past the first, plus :data:`FIRST_UNIT_WORK` per
-        first-layer unit, plus the later layers' weights.
+        first-layer unit, plus :data:`ACTIVATION_WORK` per hidden unit, plus the later layers' weights.
         """
         later = sum(w.shape[0] * w.shape[1] for w in self.weights[1:])
         outputs = OUTPUT_WORK * (self.weights[-1].shape[1] - 1)
-        return int(COALITION_WORK + outputs + FIRST_UNIT_WORK * self.weights[0].shape[1] + later)
+        hidden = sum(w.shape[1] for w in self.weights[:-1])
+        first = FIRST_UNIT_WORK * self.weights[0].shape[1]
+        return int(COALITION_WORK + outputs + first + self.activation_work * hidden + later)
+
+    @property
+    def activation_work(self) -> int:
+        """:data:`ACTIVATION_WORK` of the activation, or :data:`INTEGER_POWER_WORK` for an integer power."""
+        integer_power = self.activation == "power" and self.parameter == int(self.parameter) <= 16
+        return INTEGER_POWER_WORK if integer_power else ACTIVATION_WORK[self.activation]
 
 
 def extract_network(model: Any, n_outputs: int, output: str) -> Network:

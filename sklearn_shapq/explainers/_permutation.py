@@ -178,7 +178,10 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
           2^p coalitions of each pair of rows from the training rows, p <= 16, near ties decided
           by the model); "network" (MLPRegressor and MLPClassifier's probability or log-odds: their
           layers on the 2^p coalitions of each pair of rows, p <= 16 and 2^p times the work per
-          coalition <= 2^25); "quadratic" (a quadratic discriminant, a linear model on degree-2
+          coalition <= 2^25; and kernel machines whose kernel is not a product, a Gaussian process
+          with a Matern, RationalQuadratic or DotProduct kernel, kernel ridge and SVMs with a
+          polynomial or sigmoid kernel: a unit per anchor, p <= 12 for an exp per unit, 14 for a
+          polynomial); "quadratic" (a quadratic discriminant, a linear model on degree-2
           polynomial features: the 2^p coalitions of the quadratic margin, p <= 16); "ensemble" (a
           VotingRegressor, a soft VotingClassifier's probability, a StackingRegressor with a linear
           final estimator: the weighted sum of its members' exact paths; a binary

@@ -133,6 +133,15 @@ def test_an_ensemble_with_a_network_member_is_the_weighted_sum_of_the_members_pa
     assert_auto_takes_the_enumerated_values(model, "auto", model.predict, X[:2], X[100:112], "ensemble", atol=1e-11)
 
 
+def test_a_log_transformed_target_is_the_exp_of_the_networks_score(data):
+    from sklearn.compose import TransformedTargetRegressor
+
+    X, y = data
+    mlp = make_pipeline(StandardScaler(), MLPRegressor(hidden_layer_sizes=(8,), random_state=0))
+    model = _fitted(TransformedTargetRegressor(mlp, func=np.log, inverse_func=np.exp), X, np.exp(y / 3))
+    assert_auto_takes_the_enumerated_values(model, "auto", model.predict, X[:2], X[100:112], "ensemble", atol=1e-11)
+
+
 def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(data):
     X, y = data
     model = _fitted(MLPRegressor(hidden_layer_sizes=(20, 10), random_state=0), X, y)
