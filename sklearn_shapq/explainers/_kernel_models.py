@@ -342,32 +342,54 @@ def _from_kernel_ridge(model: KernelRidge) -> KernelExpansion:
 _GP_KERNELS = "RBF (scalar or per-feature length_scale), ConstantKernel, WhiteKernel, and their sums and products"
 
 
-def _gp_terms(kernel: Kernel, d: int) -> list[tuple[float, np.ndarray]]:
-    """Write a GP kernel as Σ_t c_t Π_j exp(−γ_tj (a_j − b_j)²) off the training set (WhiteKernel drops out)."""
+def kernel_terms(kernel: Kernel) -> list[tuple[float, list[Kernel]]]:
+    """Write a GP kernel off the training rows as Σ_t c_t Π k_tf: each term's amplitude and its kernel factors.
+
+    Sums and products expand; a ConstantKernel is an amplitude (a term with no factors), a WhiteKernel drops out
+    (zero off the training rows); any other kernel is a factor, for the caller to read or refuse.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import Matern
+    >>> [(c, [type(f).__name__ for f in factors]) for c, factors in kernel_terms(2.0 * (RBF() + Matern()) + 0.5)]
+    [(2.0, ['RBF']), (2.0, ['Matern']), (0.5, [])]
+    """
     kind = type(kernel)
     if kind is Sum:
-        return _gp_terms(kernel.k1, d) + _gp_terms(kernel.k2, d)
+        return kernel_terms(kernel.k1) + kernel_terms(kernel.k2)
     if kind is Product:
-        return [(c1 * c2, g1 + g2) for c1, g1 in _gp_terms(kernel.k1, d) for c2, g2 in _gp_terms(kernel.k2, d)]
+        return [(c1 * c2, f1 + f2) for c1, f1 in kernel_terms(kernel.k1) for c2, f2 in kernel_terms(kernel.k2)]
     if kind is WhiteKernel:
         return []
     if kind is ConstantKernel:
-        return [(float(kernel.constant_value), np.zeros(d))]
-    if kind is RBF:
-        length_scale = np.asarray(kernel.length_scale, dtype=np.float64).reshape(-1)
+        return [(float(kernel.constant_value), [])]
+    return [(1.0, [kernel])]
+
+
+def _rbf_gammas(factors: list[Kernel], d: int) -> np.ndarray:
+    """Return the per-feature γ of a product of RBF factors, Π_j exp(−γ_j (a_j − b_j)²) (none: all zero)."""
+    gammas = np.zeros(d)
+    for factor in factors:
+        if type(factor) is not RBF:
+            raise TypeError(
+                f"The Gaussian-process kernel is not a sum of product kernels this explainer supports: "
+                f"{type(factor).__name__} is not supported (supported: {_GP_KERNELS}). {_ALTERNATIVE}"
+            )
+        length_scale = np.asarray(factor.length_scale, dtype=np.float64).reshape(-1)
         if length_scale.size not in (1, d):
             raise ValueError(f"RBF length_scale has {length_scale.size} entries for {d} features.")
-        return [(1.0, np.broadcast_to(0.5 / length_scale**2, (d,)).copy())]
-    raise TypeError(
-        f"The Gaussian-process kernel {kernel} is not a sum of product kernels this explainer supports: "
-        f"{kind.__name__} is not supported (supported: {_GP_KERNELS}). {_ALTERNATIVE}"
-    )
+        gammas = gammas + 0.5 / length_scale**2
+    return gammas
 
 
 def _gp_components(kernel: Kernel, anchors: np.ndarray, weights: np.ndarray) -> list[KernelComponent]:
     """One RBF component per product term of ``kernel``, its amplitude folded into ``weights``."""
-    terms = _gp_terms(kernel, anchors.shape[1]) or [(0.0, np.zeros(anchors.shape[1]))]
-    return [_uniform_component(anchors, amplitude * weights, _RBF, gammas) for amplitude, gammas in terms]
+    d = anchors.shape[1]
+    terms = [(amplitude, _rbf_gammas(factors, d)) for amplitude, factors in kernel_terms(kernel)]
+    return [
+        _uniform_component(anchors, amplitude * weights, _RBF, gammas)
+        for amplitude, gammas in terms or [(0.0, np.zeros(d))]
+    ]
 
 
 def _from_gp_regressor(model: GaussianProcessRegressor) -> KernelExpansion:

@@ -23,22 +23,18 @@ import numpy as np
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import (
     RBF,
-    ConstantKernel,
     DotProduct,
     Exponentiation,
     Kernel,
     Matern,
-    Product,
     RationalQuadratic,
-    Sum,
-    WhiteKernel,
 )
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_shapq._feature_groups import FeatureGroups
-from sklearn_shapq.explainers._kernel_models import dual_coefficients
+from sklearn_shapq.explainers._kernel_models import dual_coefficients, kernel_terms
 from sklearn_shapq.explainers._network_models import FIRST_UNIT_WORK, Network
 from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
 
@@ -246,16 +242,22 @@ def _unit_kernel(model: Any, d: int) -> UnitKernel:
 
 def _gp_unit_kernel(kernel: Kernel, d: int) -> UnitKernel:
     """Read a Gaussian-process kernel: one kernel of a profile, times and plus constants (WhiteKernels drop out)."""
-    terms = _gp_terms(kernel)
-    constant = sum(amplitude for amplitude, base in terms if base is None)
-    bases = [(amplitude, base) for amplitude, base in terms if base is not None]
-    if len(bases) != 1:
+    terms = kernel_terms(kernel)
+    constant = sum(amplitude for amplitude, factors in terms if not factors)
+    bases = [(amplitude, factors) for amplitude, factors in terms if factors]
+    if len(bases) != 1 or len(bases[0][1]) != 1:
+        several = "multiplies two kernels" if any(len(factors) > 1 for _, factors in bases) else "sums several kernels"
         raise TypeError(
-            f"The kernel {kernel} is {'a sum of several kernels' if bases else 'constant'}: one kernel (times and "
-            "plus constants) is read as units."
+            f"The kernel {kernel} {several if bases else 'is constant'}: one kernel (times and plus constants) is "
+            "read as units."
         )
-    amplitude, base = bases[0]
-    if isinstance(base, DotProduct) or (isinstance(base, Exponentiation) and isinstance(base.kernel, DotProduct)):
+    amplitude, (base,) = bases[0]
+    if not (type(base) in (RBF, Matern, RationalQuadratic, DotProduct) or _power_of_dot_product(base)):
+        raise TypeError(
+            f"The kernel {kernel} is not read as units: RBF, Matern, RationalQuadratic, DotProduct and its powers, "
+            "times and plus ConstantKernels and WhiteKernels are."
+        )
+    if type(base) is DotProduct or _power_of_dot_product(base):
         power = float(base.exponent) if isinstance(base, Exponentiation) else 1.0
         dot = base.kernel if isinstance(base, Exponentiation) else base
         return UnitKernel("power", power, np.ones(d), float(dot.sigma_0) ** 2, False, amplitude, constant)
@@ -271,33 +273,6 @@ def _gp_unit_kernel(kernel: Kernel, d: int) -> UnitKernel:
     return UnitKernel(profile, 0.0, scale, amplitude=amplitude, constant=constant)
 
 
-def _gp_terms(kernel: Kernel) -> list[tuple[float, Kernel | None]]:
-    """Write a GP kernel as Σ_t c_t k_t off the training rows: each k_t one kernel read here, or None (a constant).
-
-    Raises
-    ------
-    TypeError
-        A kernel not read here, or a product of two kernels that are not constants.
-    """
-    if type(kernel) is Sum:
-        return _gp_terms(kernel.k1) + _gp_terms(kernel.k2)
-    if type(kernel) is Product:
-        terms = []
-        for c1, b1 in _gp_terms(kernel.k1):
-            for c2, b2 in _gp_terms(kernel.k2):
-                if b1 is not None and b2 is not None:
-                    raise TypeError(f"The kernel {kernel} multiplies two kernels: one kernel is read as units.")
-                terms.append((c1 * c2, b1 if b1 is not None else b2))
-        return terms
-    if type(kernel) is WhiteKernel:
-        return []
-    if type(kernel) is ConstantKernel:
-        return [(float(kernel.constant_value), None)]
-    if type(kernel) in (RBF, Matern, RationalQuadratic, DotProduct) or (
-        type(kernel) is Exponentiation and type(kernel.kernel) is DotProduct
-    ):
-        return [(1.0, kernel)]
-    raise TypeError(
-        f"The kernel {kernel} is not read as units: RBF, Matern, RationalQuadratic, DotProduct and its powers, "
-        "times and plus ConstantKernels and WhiteKernels are."
-    )
+def _power_of_dot_product(kernel: Kernel) -> bool:
+    """Whether ``kernel`` is a DotProduct raised to a power (``DotProduct() ** p``)."""
+    return type(kernel) is Exponentiation and type(kernel.kernel) is DotProduct

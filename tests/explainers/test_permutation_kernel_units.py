@@ -135,7 +135,7 @@ def test_an_rbf_process_stays_on_the_product_kernel_path(data):
 @pytest.mark.parametrize(
     "kernel, reason",
     [
-        (RBF() + Matern(nu=1.5), "a sum of several kernels"),
+        (RBF() + Matern(nu=1.5), "sums several kernels"),
         (RBF() * Matern(nu=1.5), "multiplies two kernels"),
         (Matern(nu=2.0), "nu=2.0 is not read"),
     ],
