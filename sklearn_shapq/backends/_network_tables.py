@@ -1,11 +1,14 @@
 """Interventional games of multilayer perceptrons on all 2^p coalitions, from the layers' weights.
 
 For one explained row x and one background row z, the first layer's input of the hybrid row of a
-coalition S is affine in the players of S: z W + b + Σ_{i ∈ S} (x_i − z_i) W_i (a player's columns
-summed). A coalition is a set H of the high players and a set L of the :data:`BLOCK_PLAYERS` low ones:
-the sums over every L are built once per pair of rows by doubling (the sets with player j are those
-without, plus its step), so the first layer of a block of coalitions (one H, every L) is one addition per
-unit and coalition, and each later layer one matrix product over the block. The raw scores of the 2^p
+coalition S is a sum over the players: b + Σ_{i ∈ S} x_i W_i + Σ_{i ∉ S} z_i W_i (a player's columns
+summed), or, for a kernel machine's distance units, Σ_{i ∈ S} ‖x_i − w‖² + Σ_{i ∉ S} ‖z_i − w‖² (sums of
+non-negative terms, so a hybrid row at an anchor has u = 0 exactly, as the model's own distance). A
+coalition is a set H of the high players and a set L of the :data:`BLOCK_PLAYERS` low ones: the sums over
+every L are built once per pair of rows by doubling (the sets with player j are those without it, each
+with j's term in, and the sets without it take j's term out), so the first layer of a block of coalitions
+(one H, every L) is one addition per unit and coalition, and each later layer one matrix product over the
+block. The raw scores of the 2^p
 coalitions go through the output's link and are averaged over the background rows.
 """
 
@@ -16,6 +19,7 @@ from collections.abc import Sequence
 
 import numba
 import numpy as np
+from scipy.spatial.distance import cdist
 from threadpoolctl import threadpool_limits
 
 from sklearn_shapq.backends._linked_trees import LINKS, NO_KNOTS, _apply_link
@@ -39,10 +43,12 @@ def network_sums(
     activation: str,
     inputs: np.ndarray,
     parameter: float = 0.0,
+    distance: bool = False,
 ) -> np.ndarray:
     """Return the network's raw scores (n, k) on rows ``inputs`` (n, d): its last affine layer, before the link.
 
-    ``activation`` one of :data:`ACTIVATIONS`, with its ``parameter`` (a kernel profile's).
+    ``activation`` one of :data:`ACTIVATIONS`, with its ``parameter`` (a kernel profile's); ``distance``: the first
+    layer's input is the squared distance to each unit's weights, plus its bias (a kernel machine's distance units).
 
     Examples
     --------
@@ -50,7 +56,10 @@ def network_sums(
     >>> network_sums(weights, biases, "relu", np.array([[1.0], [-2.0]])).tolist()
     [[2.5], [6.5]]
     """
-    values = inputs @ weights[0] + biases[0]
+    if distance:
+        values = cdist(inputs, np.asarray(weights[0]).T, "sqeuclidean") + biases[0]
+    else:
+        values = inputs @ weights[0] + biases[0]
     code = ACTIVATIONS.index(activation)
     for weight, bias in zip(weights[1:], biases[1:], strict=True):  # the kernel's own activation, then the layer
         flat = np.ascontiguousarray(values).ravel()
@@ -120,6 +129,7 @@ def _network_table_kernel(
     later_shapes: np.ndarray,
     activation: int,
     parameter: float,
+    distance: bool,
     player_of_column: np.ndarray,
     n_players: int,
     link: int,
@@ -137,32 +147,38 @@ def _network_table_kernel(
     widest = n_units
     for layer in range(later_shapes.shape[0]):
         widest = max(widest, later_shapes[layer, 1])
-    steps = np.zeros((n_players, n_units))
-    base, shift = np.empty(n_units), np.empty(n_units)
+    inside, outside = np.zeros((n_players, n_units)), np.zeros((n_players, n_units))
+    shift = np.empty(n_units)
     low = np.empty((block, n_units))
     values, active = np.empty(block * widest), np.empty(block * widest)
     table = np.empty((n_coalitions, n_outputs))
     for i in range(start, stop):
         for b in range(background.shape[0]):
-            steps[:] = 0.0
-            base[:] = first_bias
-            for c in range(n_columns):
-                difference = rows[i, c] - background[b, c]
+            inside[:] = 0.0
+            outside[:] = 0.0
+            for c in range(n_columns):  # each player's term, in S (the row's) and out of it (the background row's)
+                player = player_of_column[c]
                 for u in range(n_units):
-                    base[u] += background[b, c] * first_weight[c, u]
-                    steps[player_of_column[c], u] += difference * first_weight[c, u]
+                    if distance:
+                        gap_in, gap_out = rows[i, c] - first_weight[c, u], background[b, c] - first_weight[c, u]
+                        inside[player, u] += gap_in * gap_in
+                        outside[player, u] += gap_out * gap_out
+                    else:
+                        inside[player, u] += rows[i, c] * first_weight[c, u]
+                        outside[player, u] += background[b, c] * first_weight[c, u]
             low[0] = 0.0
-            for j in range(n_low):  # the low players' sums by doubling: with player j, those without plus its step
+            for j in range(n_low):  # the low players' sums by doubling: the sets with j, then those without
                 half = 1 << j
                 for r in range(half):
                     for u in range(n_units):
-                        low[half + r, u] = low[r, u] + steps[j, u]
+                        low[half + r, u] = low[r, u] + inside[j, u]
+                        low[r, u] += outside[j, u]
             for high in range(n_coalitions >> n_low):
-                shift[:] = base
+                shift[:] = first_bias
                 for j in range(n_low, n_players):
-                    if high >> (j - n_low) & 1:
-                        for u in range(n_units):
-                            shift[u] += steps[j, u]
+                    terms = inside if high >> (j - n_low) & 1 else outside
+                    for u in range(n_units):
+                        shift[u] += terms[j, u]
                 current = values[: block * n_units].reshape(block, n_units)
                 for r in range(block):
                     for u in range(n_units):
@@ -201,6 +217,7 @@ def network_table(
     clip: float = 0.0,
     parameter: float = 0.0,
     knots: np.ndarray | None = None,
+    distance: bool = False,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(network(x_S, z_{N∖S})).
 
@@ -209,7 +226,8 @@ def network_table(
     weights, biases : sequence of ndarray
         Each layer's (inputs, units) matrix and (units,) intercepts; the last gives the raw score.
     activation : str
-        The hidden layers' (:data:`ACTIVATIONS`); ``parameter``: a kernel profile's.
+        The hidden layers' (:data:`ACTIVATIONS`); ``parameter``: a kernel profile's; ``distance``: the first layer's
+        input is the squared distance to each unit's weights plus its bias (:func:`network_sums`).
     rows : ndarray of shape (n, d)
     background : ndarray of shape (N, d)
     player_of_column : int ndarray of shape (d,)
@@ -257,6 +275,7 @@ def network_table(
             later_shapes,
             ACTIVATIONS.index(activation),
             float(parameter),
+            distance,
             np.asarray(player_of_column, dtype=np.int64),
             n_players,
             LINKS.index(link),

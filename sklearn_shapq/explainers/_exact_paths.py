@@ -48,7 +48,6 @@ from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq._progress import progress_bar
 from sklearn_shapq.algorithms import interaction_matrix, interactions_from_table, tree_interactions, tree_shapley_values
 from sklearn_shapq.backends import (
-    KERNEL_PROFILES,
     TreeArrays,
     apply_link,
     linked_linear_table,
@@ -119,9 +118,6 @@ KERNEL_UNITS_MAX_WORK = 1 << 20
 costs the same per anchor, so the bound is on the players alone): a Matérn or RBF kernel to 12 players, a
 polynomial one to 14. At 12 players a Matérn process took 1.2x the time of "leverage_cv" at its default budget, with
 200 or 800 anchors; at 10 players 0.2-0.4x."""
-ROOT_PROFILE_RTOL = 1e-6
-"""A Matérn ν = 1/2 kernel's tolerance: exp(−√u) has an infinite slope at an anchor, where u (a squared distance,
-rounded to 1e-16 of its terms) is near 0, so its value carries √(1e-16) = 1e-8 there, as the model's own would not."""
 NEIGHBOR_TIE_RTOL = 1e-6
 """Relative gap of the k-th and (k+1)-th distances below which the model itself decides a coalition (its
 distances may be computed otherwise: scikit-learn's brute force expands |x − t|² to 1e-8 or so)."""
@@ -807,24 +803,26 @@ class NetworkPath(StructurePath):
     network : Network
     background, groups, preprocessing, progress
         As :class:`StructurePath`; the output's link is the network's.
+    structure : str, optional
+        What the path reads, for messages (a kernel machine's units); default the layers'.
     """
 
     name = NETWORK
     structure = "its layers' weights, the last layer's score through the output's link"
 
     def __init__(
-        self, network: Network, background: np.ndarray, groups: FeatureGroups, preprocessing: Any, progress: bool
+        self,
+        network: Network,
+        background: np.ndarray,
+        groups: FeatureGroups,
+        preprocessing: Any,
+        progress: bool,
+        structure: str | None = None,
     ) -> None:
         offset = np.zeros(network.weights[-1].shape[1])
+        self.structure = structure or self.structure
         super().__init__(offset, background, groups, preprocessing, progress, network.link)
         self.network = network
-        if network.activation in KERNEL_PROFILES:
-            self.structure = "its kernel's units (one per anchor) and their dual weights"
-
-    @property
-    def rtol(self) -> float:
-        """:data:`TREE_RTOL`, or :data:`ROOT_PROFILE_RTOL` for a Matérn kernel of ν = 1/2."""
-        return ROOT_PROFILE_RTOL if self.network.activation == "matern_0.5" else super().rtol
 
     @property
     def linked(self) -> bool:
@@ -840,7 +838,9 @@ class NetworkPath(StructurePath):
 
     def _sums(self, inputs: np.ndarray) -> np.ndarray:
         network = self.network
-        return network_sums(network.weights, network.biases, network.activation, inputs, network.parameter)
+        return network_sums(
+            network.weights, network.biases, network.activation, inputs, network.parameter, network.distance
+        )
 
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         network, link = self.network, self.output
@@ -857,6 +857,7 @@ class NetworkPath(StructurePath):
             PROBABILITY_CLIP,
             network.parameter,
             self.knots,
+            network.distance,
         )
         return link.apply_after(table)
 
@@ -1237,16 +1238,16 @@ def _network_path(
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     if type(final) in KERNEL_MACHINES:  # its kernel's units: a network of one hidden layer
         units = extract_kernel_units(final, outputs.shape[1], output)
-        preprocessing, inputs, groups = UnitInputs(preprocessing, units), units.inputs(inputs), units.players(groups)
-        network = units.network
+        preprocessing, inputs = UnitInputs(preprocessing, units), units.inputs(inputs)
+        network, structure = units.network, "its kernel's units (one per anchor) and their dual weights"
         how = f"{type(final).__name__}'s exact values run its kernel's units (one per anchor) on the 2^p coalitions"
         work, work_name, max_work = units.work_per_anchor, "its work per coalition and anchor", KERNEL_UNITS_MAX_WORK
     else:
-        network = extract_network(final, outputs.shape[1], output)
+        network, structure = extract_network(final, outputs.shape[1], output), None
         how = f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions"
         work, work_name, max_work = network.work_per_coalition, "its work per coalition", NETWORK_MAX_WORK
     _refuse_beyond_work(how, groups.n_players, work, work_name, max_work)
-    path = NetworkPath(network, inputs, groups, preprocessing, progress)
+    path = NetworkPath(network, inputs, groups, preprocessing, progress, structure)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path
 

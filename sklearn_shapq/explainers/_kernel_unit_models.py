@@ -3,15 +3,16 @@
 A kernel machine's output is f(x) = Σ_j w_j κ(u_j(x)) + b over its anchors s_j (support vectors, training
 rows), where u_j is
 
-- a squared scaled distance Σ_c ((x_c − s_jc) / ℓ_c)² (RBF, Matérn with ν in {0.5, 1.5, 2.5, ∞}, rational
-  quadratic), affine in the columns q and q² of q = (x − center) / ℓ: u_j = ‖q‖² − 2 q·s̃_j + ‖s̃_j‖²; or
+- a squared scaled distance Σ_c (q_c − s̃_jc)² of q = x / ℓ to s̃_j = s_j / ℓ (RBF, Matérn with ν in
+  {0.5, 1.5, 2.5, ∞}, rational quadratic), a sum of one term per player; or
 - a dot product γ x·s_j + c₀ (polynomial, sigmoid and linear kernels, a Gaussian process's ``DotProduct``
-  and its powers).
+  and its powers), affine in the players.
 
-Either way u_j of a hybrid row is affine in the players (each player owns its columns, and their squares), as
-a network's first layer: :func:`~sklearn_shapq.backends.network_table` enumerates the coalitions, with the
-kernel's profile (:data:`~sklearn_shapq.backends.KERNEL_PROFILES`) as the activation. The caller checks the
-reading against the model's outputs on every background row.
+Either way u_j of a hybrid row is a sum of each player's term, the row's or the background row's, as a
+network's first layer: :func:`~sklearn_shapq.backends.network_table` enumerates the coalitions, with the
+kernel's profile (:data:`~sklearn_shapq.backends.KERNEL_PROFILES`) as the activation (a distance's terms
+summed as they are, non-negative: at an anchor u = 0 exactly, where Matérn ν = 1/2 has an infinite slope). The
+caller checks the reading against the model's outputs on every background row.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq.explainers._kernel_models import dual_coefficients, kernel_terms
 from sklearn_shapq.explainers._network_models import FIRST_UNIT_WORK, Network
 from sklearn_shapq.explainers._output_links import OutputLink, preprocessed
@@ -83,20 +83,14 @@ class KernelUnits:
     Attributes
     ----------
     network : Network
-        First layer (the unit inputs' columns, anchors): u_j; its activation the kernel's profile; last layer
-        the dual weights and intercept.
-    center : ndarray of shape (d,)
-        Subtracted from each row before the scale (a distance is translation-invariant: centering at the anchors'
-        mean keeps u's rounding to the spread of the data).
+        First layer (the unit inputs' columns, anchors): the scaled anchors of a distance, or a dot product's
+        weights; its activation the kernel's profile; last layer the dual weights and intercept.
     scale : ndarray of shape (d,)
-    squares : bool
-        Whether the unit inputs add each scaled column's square (a distance kernel).
+        The unit inputs are the rows times it (a distance's 1/ℓ, as scikit-learn's kernels scale them; else 1).
     """
 
     network: Network
-    center: np.ndarray
     scale: np.ndarray
-    squares: bool
 
     @property
     def work_per_anchor(self) -> int:
@@ -108,15 +102,8 @@ class KernelUnits:
         return FIRST_UNIT_WORK + network.activation_work + network.weights[-1].shape[1]
 
     def inputs(self, rows: np.ndarray) -> np.ndarray:
-        """Return the unit inputs (n, d or 2d) of rows (n, d) in the model's input units."""
-        scaled = (np.asarray(rows, dtype=np.float64) - self.center) * self.scale
-        return np.hstack([scaled, scaled * scaled]) if self.squares else scaled
-
-    def players(self, groups: FeatureGroups) -> FeatureGroups:
-        """Return the unit inputs' players: a column's square is its column's player's."""
-        if not self.squares:
-            return groups
-        return FeatureGroups(groups.names, np.concatenate([groups.player_of_column, groups.player_of_column]))
+        """Return the unit inputs (n, d) of rows (n, d) in the model's input units."""
+        return np.asarray(rows, dtype=np.float64) * self.scale
 
 
 class UnitInputs:
@@ -175,8 +162,8 @@ def extract_kernel_units(model: Any, n_outputs: int, output: str) -> KernelUnits
     >>> X = np.random.default_rng(0).normal(size=(30, 3))
     >>> model = GaussianProcessRegressor(Matern(nu=1.5), optimizer=None).fit(X, X[:, 0])
     >>> units = extract_kernel_units(model, 1, "predict")
-    >>> units.network.activation, [w.shape for w in units.network.weights], units.squares
-    ('matern_1.5', [(6, 30), (30, 1)], True)
+    >>> units.network.activation, [w.shape for w in units.network.weights], units.network.distance
+    ('matern_1.5', [(3, 30), (30, 1)], True)
     """
     if type(model) not in KERNEL_MACHINES:
         raise TypeError(f"{type(model).__name__} is not a kernel machine read here.")
@@ -192,24 +179,19 @@ def extract_kernel_units(model: Any, n_outputs: int, output: str) -> KernelUnits
     kernel = _unit_kernel(model, anchors.shape[1])
     intercept = intercept + kernel.constant * weights.sum(axis=0)
     weights = kernel.amplitude * weights
-    if kernel.distance:
-        center = anchors.mean(axis=0)
-        scaled = (anchors - center) * kernel.scale
-        first = np.vstack([-2.0 * scaled.T, np.ones_like(scaled.T)])
-        first_bias = np.einsum("nd,nd->n", scaled, scaled)
-        center_scale = center, kernel.scale
-    else:
-        first = kernel.scale[:, None] * anchors.T
-        first_bias = np.full(anchors.shape[0], kernel.shift)
-        center_scale = np.zeros(anchors.shape[1]), np.ones(anchors.shape[1])
+    if kernel.distance:  # u = Σ_c (x_c / ℓ_c − s_c / ℓ_c)²
+        first, first_bias, scale = (anchors * kernel.scale).T, np.zeros(anchors.shape[0]), kernel.scale
+    else:  # u = γ x·s + c₀
+        first, first_bias, scale = kernel.scale[:, None] * anchors.T, np.full(anchors.shape[0], kernel.shift), None
     network = Network(
         (np.ascontiguousarray(first), weights),
         (first_bias, intercept),
         kernel.profile,
         OutputLink(output, "identity"),
         kernel.parameter,
+        kernel.distance,
     )
-    return KernelUnits(network, *center_scale, squares=kernel.distance)
+    return KernelUnits(network, np.ones(anchors.shape[1]) if scale is None else scale)
 
 
 def _unit_kernel(model: Any, d: int) -> UnitKernel:

@@ -66,6 +66,9 @@ class Network:
         From the raw score to the explained output.
     parameter : float
         The activation's (a kernel profile's).
+    distance : bool
+        Whether the first layer's input is the squared distance of the row to each unit's weights, plus its bias
+        (a kernel machine's distance units), not the affine map.
     """
 
     weights: tuple[np.ndarray, ...]
@@ -73,6 +76,7 @@ class Network:
     activation: str
     link: OutputLink
     parameter: float = 0.0
+    distance: bool = False
 
     @property
     def work_per_coalition(self) -> int:

@@ -91,8 +91,7 @@ def test_kernel_machines_take_the_network_path_and_equal_brute_force(name, data)
     X, _ = data
     # rows at and off the training rows (an anchor's distance 0, where a Matérn ν = 1/2 has an infinite slope)
     rows = np.vstack([X[:2], X[150:] + 0.3])
-    rtol = 1e-7 if name == "gp_matern_half" else 1e-9
-    assert_auto_takes_the_enumerated_values(model, output, predict, rows, X[100:115], "network", rtol=rtol, atol=1e-9)
+    assert_auto_takes_the_enumerated_values(model, output, predict, rows, X[100:115], "network", atol=1e-9)
 
 
 def test_one_vs_one_decision_values_of_three_classes(data):
@@ -187,3 +186,24 @@ def test_a_calibrated_svc_probability_is_its_units_through_the_calibration(metho
     assert_auto_takes_the_enumerated_values(
         model, "probability", lambda rows: model.predict_proba(rows)[:, 1], X[:3], X[100:112], "ensemble"
     )
+
+
+def test_hybrid_rows_at_anchors_are_exact_for_a_matern_half_kernel():
+    """Hybrid rows exactly at training rows (a grid, a length scale of 0.001): u = 0 there, where √u has an infinite
+    slope, so a distance expanded as ‖q‖² − 2q·s + ‖s‖² was off by 1e-5 (a review); summed term by term it is 0."""
+    rng = np.random.default_rng(5)
+    grid = np.array(np.meshgrid(*[np.arange(6.0)] * 3)).reshape(3, -1).T
+    X = grid[rng.choice(len(grid), 150, replace=False)]
+    model = GaussianProcessRegressor(Matern(length_scale=0.001, nu=0.5), optimizer=None, alpha=1e-6)
+    model.fit(X, X.sum(axis=1) + rng.normal(size=150))
+    background, rows = X[:10] + [0.5, 0.0, 0.0], X[10:13] + [0.0, 0.5, 0.0]
+    assert_auto_takes_the_enumerated_values(model, "auto", model.predict, rows, background, "network")
+    explainer = PermutationShapExplainer(model, background_size=None, progress=False).fit(background)
+    explainer.explain(X[10:13])  # training rows themselves: no false "refitted" refusal
+
+
+def test_a_refusal_names_the_kernels_units(data):
+    X, y = data
+    model = _scaled(SVC(kernel="sigmoid", gamma=0.05)).fit(X, np.digitize(y, [-1, 1]))  # "ovr": not the pairs read
+    with pytest.raises(ValueError, match="its kernel's units"):
+        PermutationShapExplainer(model, output="margin", algorithm="network", background_size=10).fit(X)
