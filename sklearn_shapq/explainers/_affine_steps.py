@@ -1,4 +1,4 @@
-"""Steps that mix columns affinely (a PCA) before a linear model: folded into its weights.
+"""Steps that mix columns affinely (a PCA) before a linear model or a network's first layer: folded into its weights.
 
 A linear model after an affine map u ↦ A u + c of its inputs (a PCA, a truncated SVD, random
 projections, and the affine scalers around them) is a linear model of the inputs, with weights
@@ -84,5 +84,5 @@ def affine_weights(tail: Pipeline, inputs: np.ndarray) -> np.ndarray:
     basis = (images[1 : m + 1] - at_centre) / steps[:, None]
     scale = max(1.0, float(np.abs(mapped).max(initial=0.0)))
     if not np.allclose((inputs - centre) @ basis + at_centre, mapped, rtol=0.0, atol=AFFINE_RTOL * scale):
-        raise TypeError("The Pipeline's steps before the linear model are not the affine map read from them.")
+        raise TypeError("The Pipeline's steps before the model are not the affine map read from them.")
     return basis

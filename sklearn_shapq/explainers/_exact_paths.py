@@ -1235,10 +1235,17 @@ def _network_path(
     progress: bool,
     codec: Any = None,
 ) -> NetworkPath:
-    preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
+    head, tail = split_affine_tail(model)  # a PCA before the model: its map folds into the first layer
+    preprocessing, final, inputs, groups = _column_wise_inputs(head, background, groups, codec)
     if type(final) in KERNEL_MACHINES:  # its kernel's units: a network of one hidden layer
         units = extract_kernel_units(final, outputs.shape[1], output)
-        preprocessing, inputs = UnitInputs(preprocessing, units), units.inputs(inputs)
+        if units.network.distance and tail is not None:
+            raise ValueError(
+                f"{type(final).__name__}'s kernel is a distance, after steps that mix the columns (a PCA): not a sum "
+                "of one term per player."
+            )
+        if units.network.distance:  # scaled as the kernel scales its rows
+            preprocessing, inputs = UnitInputs(preprocessing, units), units.inputs(inputs)
         network, structure = units.network, "its kernel's units (one per anchor) and their dual weights"
         how = f"{type(final).__name__}'s exact values run its kernel's units (one per anchor) on the 2^p coalitions"
         work, work_name, max_work = units.work_per_anchor, "its work per coalition and anchor", KERNEL_UNITS_MAX_WORK
@@ -1247,6 +1254,13 @@ def _network_path(
         how = f"{type(final).__name__}'s exact values run its layers on the 2^p coalitions"
         work, work_name, max_work = network.work_per_coalition, "its work per coalition", NETWORK_MAX_WORK
     _refuse_beyond_work(how, groups.n_players, work, work_name, max_work)
+    if tail is not None:  # u ↦ u A + c before the first layer: weights A W, intercepts c W + b
+        mixing = affine_weights(tail, inputs)
+        shift = preprocessed(tail, inputs).mean(axis=0) - inputs.mean(axis=0) @ mixing
+        first, bias = network.weights[0], network.biases[0]
+        network = replace(
+            network, weights=(mixing @ first, *network.weights[1:]), biases=(shift @ first + bias, *network.biases[1:])
+        )
     path = NetworkPath(network, inputs, groups, preprocessing, progress, structure)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
     return path

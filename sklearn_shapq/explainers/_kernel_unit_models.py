@@ -86,7 +86,8 @@ class KernelUnits:
         First layer (the unit inputs' columns, anchors): the scaled anchors of a distance, or a dot product's
         weights; its activation the kernel's profile; last layer the dual weights and intercept.
     scale : ndarray of shape (d,)
-        The unit inputs are the rows times it (a distance's 1/ℓ, as scikit-learn's kernels scale them; else 1).
+        A distance's unit inputs are the rows times it (1/ℓ, as scikit-learn's kernels scale them); a dot
+        product's are the rows (its weights are scaled).
     """
 
     network: Network
@@ -181,7 +182,7 @@ def extract_kernel_units(model: Any, n_outputs: int, output: str) -> KernelUnits
     weights = kernel.amplitude * weights
     if kernel.distance:  # u = Σ_c (x_c / ℓ_c − s_c / ℓ_c)²
         first, first_bias, scale = (anchors * kernel.scale).T, np.zeros(anchors.shape[0]), kernel.scale
-    else:  # u = γ x·s + c₀
+    else:  # u = γ x·s + c₀, on the rows themselves
         first, first_bias, scale = kernel.scale[:, None] * anchors.T, np.full(anchors.shape[0], kernel.shift), None
     network = Network(
         (np.ascontiguousarray(first), weights),

@@ -207,3 +207,14 @@ def test_a_refusal_names_the_kernels_units(data):
     model = _scaled(SVC(kernel="sigmoid", gamma=0.05)).fit(X, np.digitize(y, [-1, 1]))  # "ovr": not the pairs read
     with pytest.raises(ValueError, match="its kernel's units"):
         PermutationShapExplainer(model, output="margin", algorithm="network", background_size=10).fit(X)
+
+
+def test_a_pca_folds_into_a_dot_product_kernel_not_into_a_distance(data):
+    from sklearn.decomposition import PCA
+
+    X, y = data
+    polynomial = make_pipeline(StandardScaler(), PCA(3), KernelRidge(kernel="poly", degree=2)).fit(X, y)
+    assert_auto_takes_the_enumerated_values(polynomial, "auto", polynomial.predict, X[:2], X[100:112], "network")
+    matern = make_pipeline(StandardScaler(), PCA(3), GaussianProcessRegressor(Matern(), optimizer=None)).fit(X, y)
+    with pytest.raises(ValueError, match="a distance, after steps that mix the columns"):
+        PermutationShapExplainer(matern, algorithm="network", background_size=10, progress=False).fit(X)

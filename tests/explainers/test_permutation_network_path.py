@@ -229,3 +229,17 @@ def test_a_model_refitted_in_place_is_refused(data):
     _fitted(model, X, -y)
     with pytest.raises(ValueError, match="refitted or changed in place"):
         explainer.explain(X[:2])
+
+
+def test_a_pca_before_the_network_folds_into_its_first_layer(data):
+    from sklearn.decomposition import PCA
+
+    X, y = data
+    model = _fitted(
+        make_pipeline(StandardScaler(), PCA(3, whiten=True), StandardScaler(), MLPClassifier((8,), random_state=0)),
+        X,
+        y > 0,
+    )
+    assert_auto_takes_the_enumerated_values(
+        model, "probability", lambda rows: model.predict_proba(rows)[:, 1], X[:2], X[100:112], "network"
+    )
