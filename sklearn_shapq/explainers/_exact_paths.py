@@ -1055,11 +1055,12 @@ def _tree_path(
     groups: FeatureGroups,
     progress: bool,
     codec: Any = None,
+    player_limit: bool = True,
 ) -> StructurePath:
     preprocessing, final, inputs, groups = _column_wise_inputs(model, background, groups, codec)
     link = tree_output(final, output, outputs.shape[1])
     refusal = _enumeration_refusal(model, output, link, "trees' sum", groups.n_players)
-    if refusal is not None:
+    if refusal is not None and player_limit:
         raise refusal
     trees = extract_trees(final, outputs.shape[1], output, link)
     raw = _raw_outputs(model, link, output, background, outputs, codec)
@@ -1071,6 +1072,25 @@ def _tree_path(
     if scale != 1.0:
         path = path.through(link.link, scale, log_odds=link.log_odds)
     path.check_inputs(inputs, outputs, "the explained output (output=)")
+    return path
+
+
+def linked_trees(
+    model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, codec: Any = None
+) -> StructurePath:
+    """Return the tree path of a tree ensemble through a link, whatever its players (to enumerate a few of them).
+
+    Raises
+    ------
+    TypeError
+        Not a tree ensemble read here.
+    ValueError
+        Its explained output is not the link of its trees' sum read here, or is their sum itself (the tree path
+        takes it exactly at any number of players).
+    """
+    path = _tree_path(model, output, background, outputs, groups, False, codec, player_limit=False)
+    if not path.linked:
+        raise ValueError("The output is the trees' sum: the tree path takes it exactly.")
     return path
 
 

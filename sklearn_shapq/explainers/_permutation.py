@@ -54,14 +54,17 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, ExactPath, exact_path
+from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, LINKED_MAX_PLAYERS, ExactPath, exact_path, linked_trees
 from sklearn_shapq.explainers._model_fingerprint import model_fingerprint
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
+from sklearn_shapq.explainers._top_players_control import TopPlayersControl
 from sklearn_shapq.games import (
     MAX_ENUMERATED_PLAYERS,
     OUTPUTS,
+    Game,
     GroupedGame,
     InterventionalGame,
+    ResidualGame,
     check_same_outputs,
     make_model_function,
     takes_missing_values,
@@ -263,7 +266,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     Notes
     -----
     ``explain`` changes no attribute (threads may share an explainer); ``explanation.diagnostics``
-    holds "algorithm", "background_parts", "n_evals" per row, "n_model_rows" and "n_model_calls".
+    holds "algorithm", "background_parts", "n_evals" per row, "n_model_rows", "n_model_calls" and
+    "control_players" (K where "auto" sampled a linked tree ensemble past 16 players less the exact game of each
+    row's top K players, else 0).
 
     Examples
     --------
@@ -398,6 +403,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         self._exact_path = self._fitted_exact_path(array, codec, groups, model_fn.output, refusals)
         if self._exact_path is not None:
             plan = (self._exact_path.name, 0, 1)
+        self._control = self._fitted_control(array, codec, groups, model_fn.output) if plan[1] else None
         # what the exact path read stays valid while the model's state does (checked at every explain)
         self._model_fingerprint = model_fingerprint(self.model) if self._exact_path is not None else None
         self.algorithm_, self.max_evals_, self.background_parts_ = plan  # set once nothing can fail: a refit
@@ -434,6 +440,19 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             refusals,
         )
 
+    def _fitted_control(self, background: np.ndarray, codec: Any, groups: Any, output: str) -> TopPlayersControl | None:
+        """Return the control variate "auto" samples with, else None.
+
+        Trees through a link past the players their exact path enumerates: :class:`TopPlayersControl`.
+        """
+        if renamed_parameter(self, "sampler", "algorithm") != "auto" or groups.n_players <= LINKED_MAX_PLAYERS:
+            return None
+        try:
+            path = linked_trees(self.model, output, background, self._background_outputs, groups, codec)
+        except (TypeError, ValueError):
+            return None
+        return TopPlayersControl(path)
+
     def _exact_values(self, explained: ExplainedRows) -> tuple:
         """:meth:`_shapley_estimates` on an exact path: values, zero errors, dof, base values, diagnostics.
 
@@ -456,6 +475,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "n_evals": np.zeros(n_rows, dtype=np.int64),
             "n_model_rows": n_rows + rows,  # our check and the path's own
             "n_model_calls": 1 + calls,
+            "control_players": 0,
         }
         return values, np.zeros_like(values), np.full(n_rows, np.inf), empty, diagnostics
 
@@ -854,7 +874,14 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         )
         with backend.activate(), counting as counted:
             game_of, background_outputs, checks = self._games_of(explained, backend, counted, self.background_parts_)
-            values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys)
+            control_of = None
+            if self._control is not None:
+                control, path_rows = self._control, _path_rows(explained)
+
+                def control_of(rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    return control.tables(path_rows[rows], self.background_parts_)
+
+            values, stderr, dof, n_evals, model_use = self._estimate(game_of, n_rows, estimator, keys, control_of)
             empty = backend.to_numpy(background_outputs.mean(axis=0))
         diagnostics = {
             "algorithm": self.algorithm_,
@@ -862,6 +889,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "n_evals": n_evals,
             "n_model_rows": model_use[0] + checks[0],
             "n_model_calls": model_use[1] + checks[1],
+            "control_players": 0 if self._control is None else self._control.n_top,
         }
         return values, stderr, dof, np.broadcast_to(empty, (n_rows, self.n_outputs_)).copy(), diagnostics
 
@@ -937,9 +965,18 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         return not game.backend.is_gpu and numba.get_num_threads() > 1 and game.n_jobs == 1
 
     def _estimate(
-        self, game_of: Callable[..., InterventionalGame], n_rows: int, estimator: ShapleyAlgorithm, keys: np.ndarray
+        self,
+        game_of: Callable[..., InterventionalGame],
+        n_rows: int,
+        estimator: ShapleyAlgorithm,
+        keys: np.ndarray,
+        control_of: Callable[[slice], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
         """Estimate every row block by block on ``game_of(rows)``, merging a split row's parts.
+
+        ``control_of(rows)``: the control variate of a block's games, their players and tables, and the rows' exact
+        control values (:meth:`TopPlayersControl.tables`): the games estimated are the residuals
+        (:class:`ResidualGame`), and each row's values get its control's back.
 
         Blocks overlap (:func:`overlapped`, where :meth:`_overlaps`): the rows are cut into
         :data:`OVERLAPPED_BLOCKS` blocks, fewer where a block would hold under :data:`OVERLAPPED_MIN_ROWS`
@@ -962,10 +999,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             )
         merge = BackgroundPartsMerge(n_rows, self.feature_groups_.n_players, self.n_outputs_, parts)
 
-        def block_estimates(rows: slice, caller: CallerThread) -> tuple[list, Any, int, int]:
+        def block_estimates(
+            rows: slice, caller: CallerThread
+        ) -> tuple[list, Any, int, int, tuple[slice, np.ndarray] | None]:
             block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
             with game_of(rows, caller.call if overlap else None) as game:
-                players = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
+                players: Game = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
+                control = None if control_of is None else control_of(rows)
+                if control is not None:
+                    players = ResidualGame(players, control[0], control[1])
                 players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
                 estimates = []
                 for first in range(0, players.n_games, games_step):
@@ -976,16 +1018,21 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     else:
                         estimate = estimator.estimate(players, games, block_keys[games])
                     estimates.append((rows.start + games // parts, estimate))
-                return estimates, game.backend, game.n_model_rows, game.n_model_calls
+                exact = None if control is None else (rows, control[2])
+                return estimates, game.backend, game.n_model_rows, game.n_model_calls, exact
 
         blocks = [slice(start, min(start + rows_step, n_rows)) for start in range(0, n_rows, rows_step)]
         model_rows = model_calls = 0
+        controls = []
         with closing(overlapped(block_estimates, blocks, overlap and len(blocks) > 1)) as results:
-            for estimates, backend, block_rows, block_calls in results:
+            for estimates, backend, block_rows, block_calls, exact in results:
                 for row_of, estimate in estimates:
                     merge.add(row_of, estimate, backend)
                 model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
+                controls += [] if exact is None else [exact]
         rows_estimate = merge.result()
+        for rows, control_values in controls:  # the control's exact values, which the residuals' estimates lack
+            rows_estimate.values[rows] += control_values
         return (
             rows_estimate.values,
             rows_estimate.stderr,

@@ -20,6 +20,7 @@ from sklearn_shapq.games._models import (
     make_model_function,
     takes_missing_values,
 )
+from sklearn_shapq.games._residual_game import ResidualGame
 from sklearn_shapq.games._score_games import MarginalScoreGame, RetrainGame
 from sklearn_shapq.games._table_codec import TableCodec, keyed_content, refuse_inexact_integers
 
@@ -31,6 +32,7 @@ __all__ = [
     "Game",
     "GroupedGame",
     "MarginalScoreGame",
+    "ResidualGame",
     "RetrainGame",
     "TableCodec",
     "TableGame",

@@ -1,0 +1,69 @@
+"""Past 16 players, "auto" samples a boosted classifier's probability on its game less its top players' (exact)."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier
+
+from sklearn_shapq import PermutationShapExplainer
+
+D = 17
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, D))
+    logit = 2 * X[:, 0] + X[:, 1] * X[:, 2] - 1.5 * X[:, 3] + np.sin(2 * X[:, 4]) + 0.5 * X[:, 5:].sum(axis=1)
+    model = HistGradientBoostingClassifier(max_iter=40, max_depth=3, random_state=0).fit(X, logit > 0)
+    background, rows = X[:6], X[100:102]
+    return model, background, rows, _brute_force(model, background, rows)
+
+
+def _brute_force(model, background, rows):
+    """Every row's Shapley values of the probability from all 2^D coalitions (the model's own outputs)."""
+    codes = np.arange(1 << D)
+    masks = (codes[:, None] >> np.arange(D) & 1).astype(bool)
+    sizes = masks.sum(axis=1)
+    factorial = np.cumprod(np.r_[1.0, np.arange(1.0, D + 1)])
+    weight = factorial[sizes] * factorial[np.maximum(D - sizes - 1, 0)] / factorial[D]
+    values = []
+    for x in rows:
+        table = np.zeros(1 << D)
+        for z in background:
+            table += model.predict_proba(np.where(masks, x, z))[:, 1] / len(background)
+        phi = [
+            np.sum(weight[~masks[:, j]] * (table[codes[~masks[:, j]] | 1 << j] - table[codes[~masks[:, j]]]))
+            for j in range(D)
+        ]
+        values.append(phi)
+    return np.array(values)
+
+
+def _explain(model, background, rows, algorithm, seed):
+    explainer = PermutationShapExplainer(
+        model, output="probability", algorithm=algorithm, max_evals=10 * D, background_size=None, random_state=seed
+    )
+    return explainer.fit(background).explain(rows)
+
+
+def test_auto_estimates_the_residual_and_adds_the_top_players_exact_values(problem):
+    model, background, rows, truth = problem
+    controlled = [_explain(model, background, rows, "auto", seed) for seed in range(3)]
+    assert controlled[0].diagnostics["control_players"] == 12 and controlled[0].diagnostics["algorithm"] == "leverage"
+    base = model.predict_proba(background)[:, 1].mean()
+    for explanation in controlled:  # efficient to the model's own outputs
+        np.testing.assert_allclose(explanation.values.sum(axis=1) + base, model.predict_proba(rows)[:, 1], atol=1e-10)
+    plain = [_explain(model, background, rows, "leverage", seed) for seed in range(3)]
+    assert plain[0].diagnostics["control_players"] == 0  # a named algorithm samples the game itself
+    error = [np.sqrt(np.mean((e.values - truth) ** 2)) for e in controlled]
+    plain_error = [np.sqrt(np.mean((e.values - truth) ** 2)) for e in plain]
+    assert np.mean(error) < 0.6 * np.mean(plain_error)
+    within = [np.abs(e.values - truth) <= 3 * e.error_std + 1e-12 for e in controlled]
+    assert np.mean(within) >= 0.9  # the residual's standard errors cover
+
+
+def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(problem):
+    model, background, rows, _ = problem
+    batch = _explain(model, background, rows, "auto", 1).values
+    alone = _explain(model, background, rows[1:], "auto", 1).values
+    np.testing.assert_array_equal(alone[0], batch[1])
