@@ -38,7 +38,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from scipy.special import expit
@@ -452,14 +452,15 @@ class TreePath(StructurePath):
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         return self._linked_table(linked_tree_table, self.trees, inputs)
 
+    def sum_values(self, inputs: np.ndarray) -> np.ndarray:
+        """Exact values (n, p, k) of the trees' sum (no link) of rows in its input units, by the leaf tables."""
+        return tree_shapley_values(
+            self.trees, inputs, self.background, self.groups.player_of_column, self.groups.n_players
+        )
+
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the trees' sum by the leaf tables."""
-        if self.linked:
-            return super().values(rows)
-        players = self.groups.player_of_column, self.groups.n_players
-        return self._blocks(
-            rows, "explaining", lambda block: tree_shapley_values(self.trees, block, self.background, *players)
-        )
+        return super().values(rows) if self.linked else self._blocks(rows, "explaining", self.sum_values)
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k) of ``index``; of the trees' sum by the leaf tables."""
@@ -511,7 +512,7 @@ class LinearPath(StructurePath):
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the margin itself in closed form."""
-        return super().values(rows) if self.linked else self._blocks(rows, "explaining", self._additive_values)
+        return super().values(rows) if self.linked else self._blocks(rows, "explaining", self.sum_values)
 
     def interactions(self, rows: np.ndarray, index: str) -> np.ndarray:
         """Return the exact pairs of rows (n, p, p, k); of the margin itself: none, its values on the diagonal."""
@@ -519,14 +520,17 @@ class LinearPath(StructurePath):
             return super().interactions(rows, index)
 
         def additive(block: np.ndarray) -> np.ndarray:
-            values = self._additive_values(block)
+            values = self.sum_values(block)
             n, p, k = values.shape
             return interaction_matrix(np.zeros((n, p, p, k)), values, index)
 
         return self._blocks(rows, "explaining interactions", additive)
 
-    def _additive_values(self, inputs: np.ndarray) -> np.ndarray:
-        """φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j): the game is additive."""
+    def sum_values(self, inputs: np.ndarray) -> np.ndarray:
+        """Exact values (n, p, k) of the margin (no link) of rows in its input units, the game being additive.
+
+        φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j).
+        """
         columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
         membership = np.eye(self.groups.n_players)[self.groups.player_of_column]  # (d, p): a column's player
         return np.einsum("ndk,dp->npk", columns, membership)
@@ -1075,23 +1079,30 @@ def _tree_path(
     return path
 
 
-def linked_trees(
+def linked_structure(
     model: Any, output: str, background: np.ndarray, outputs: np.ndarray, groups: FeatureGroups, codec: Any = None
-) -> StructurePath:
-    """Return the tree path of a tree ensemble through a link, whatever its players (to enumerate a few of them).
+) -> TreePath | LinearPath:
+    """Return the tree or linear path of a model's sum through a link, whatever its players (to enumerate a few).
+
+    Its :meth:`~TreePath.sum_values` (the sum's own values, without the link) are in closed form at any number of
+    players.
 
     Raises
     ------
     TypeError
-        Not a tree ensemble read here.
+        Neither a tree ensemble nor a linear model read here.
     ValueError
-        Its explained output is not the link of its trees' sum read here, or is their sum itself (the tree path
-        takes it exactly at any number of players).
+        Its explained output is not a link of its sum read here, or is the sum itself (the path takes it exactly
+        at any number of players).
     """
-    path = _tree_path(model, output, background, outputs, groups, False, codec, player_limit=False)
-    if not path.linked:
-        raise ValueError("The output is the trees' sum: the tree path takes it exactly.")
-    return path
+    read = (model, output, background, outputs, groups, False, codec)
+    try:
+        path: StructurePath = _tree_path(*read, player_limit=False)
+    except TypeError:
+        path = _linear_path(*read, player_limit=False)
+    if type(path) not in (TreePath, LinearPath) or not path.linked:
+        raise ValueError("Not a sum through a link read here (the path takes the sum itself exactly).")
+    return cast(TreePath | LinearPath, path)
 
 
 def _linear_path(
@@ -1102,6 +1113,7 @@ def _linear_path(
     groups: FeatureGroups,
     progress: bool,
     codec: Any = None,
+    player_limit: bool = True,
 ) -> LinearPath:
     head, tail = split_affine_tail(model)  # a PCA before the model: its map folds into the weights
     preprocessing, final, inputs, groups = _column_wise_inputs(head, background, groups, codec)
@@ -1114,7 +1126,7 @@ def _linear_path(
     def candidates() -> Iterator[LinearPath | ValueError]:
         for link in links:
             refusal = _enumeration_refusal(model, output, link, "linear margin", groups.n_players)
-            if refusal is not None:
+            if refusal is not None and player_limit:
                 yield refusal
                 continue
             offset = (_raw_outputs(model, link, output, background, outputs, codec) - inputs @ coef).mean(axis=0)

@@ -54,7 +54,13 @@ from sklearn_shapq.backends import resolve_backend
 from sklearn_shapq.dask import is_dask_collection, lazy_explain, lazy_interactions
 from sklearn_shapq.explainers._auto_algorithm import REGRESSION_SPLIT_FEATURES, resolve_algorithm
 from sklearn_shapq.explainers._base import ModelExplainerMixin
-from sklearn_shapq.explainers._exact_paths import EXACT_PATHS, LINKED_MAX_PLAYERS, ExactPath, exact_path, linked_trees
+from sklearn_shapq.explainers._exact_paths import (
+    EXACT_PATHS,
+    LINKED_MAX_PLAYERS,
+    ExactPath,
+    exact_path,
+    linked_structure,
+)
 from sklearn_shapq.explainers._model_fingerprint import model_fingerprint
 from sklearn_shapq.explainers._overlapped_blocks import CallerThread, overlapped
 from sklearn_shapq.explainers._top_players_control import TopPlayersControl
@@ -443,12 +449,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
     def _fitted_control(self, background: np.ndarray, codec: Any, groups: Any, output: str) -> TopPlayersControl | None:
         """Return the control variate "auto" samples with, else None.
 
-        Trees through a link past the players their exact path enumerates: :class:`TopPlayersControl`.
+        Trees or weights through a link past the players their exact path enumerates: :class:`TopPlayersControl`.
         """
         if renamed_parameter(self, "sampler", "algorithm") != "auto" or groups.n_players <= LINKED_MAX_PLAYERS:
             return None
         try:
-            path = linked_trees(self.model, output, background, self._background_outputs, groups, codec)
+            path = linked_structure(self.model, output, background, self._background_outputs, groups, codec)
         except (TypeError, ValueError):
             return None
         return TopPlayersControl(path)

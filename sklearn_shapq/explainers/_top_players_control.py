@@ -1,11 +1,12 @@
-"""A control variate of known Shapley values for tree ensembles through a link past the players enumerated exactly.
+"""A control variate of known Shapley values for sums through a link past the players enumerated exactly.
 
-A boosted classifier's probability σ(Σ trees) at d > 16 players is sampled. Its trees are read all the same
-(:func:`~sklearn_shapq.explainers._exact_paths.linked_trees`), so the game restricted to a row's K most
+A boosted classifier's probability σ(Σ trees), or a logistic regression's σ(w·x + b), at d > 16 players is
+sampled. Its trees or weights are read all the same
+(:func:`~sklearn_shapq.explainers._exact_paths.linked_structure`), so the game restricted to a row's K most
 important players, c(S) = v(S ∩ K) (the other players always the background row's), is enumerated on its 2^K
 coalitions through the link, for each part of the row's background. The sampled estimate then runs on v − c
 (:class:`~sklearn_shapq.games.ResidualGame`) and adds c's exact values: unbiased whatever c is, with the
-variance of what the top players' game leaves. The players are ranked by the exact values of the trees' sum
+variance of what the top players' game leaves. The players are ranked by the exact values of the sum itself
 (the margin), in closed form at any d.
 """
 
@@ -17,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from sklearn_shapq._feature_groups import FeatureGroups
-from sklearn_shapq.algorithms import tree_shapley_values
 from sklearn_shapq.explainers._output_links import preprocessed
 from sklearn_shapq.games import shapley_from_table
 
@@ -32,19 +32,19 @@ class TopPlayersControl:
 
     Parameters
     ----------
-    path : TreePath
-        The trees through the link, over every player (:func:`~sklearn_shapq.explainers._exact_paths.linked_trees`).
+    path : TreePath or LinearPath
+        The sum through the link, over every player (:func:`~sklearn_shapq.explainers._exact_paths.linked_structure`).
     n_top : int, default=TOP_PLAYERS
 
     Examples
     --------
     >>> from sklearn.ensemble import HistGradientBoostingClassifier
     >>> from sklearn_shapq._feature_groups import resolve_feature_groups
-    >>> from sklearn_shapq.explainers._exact_paths import linked_trees
+    >>> from sklearn_shapq.explainers._exact_paths import linked_structure
     >>> X = np.random.default_rng(0).normal(size=(200, 5))
     >>> model = HistGradientBoostingClassifier(max_iter=10).fit(X, X[:, 0] + X[:, 1] * X[:, 2] > 0)
     >>> groups = resolve_feature_groups(None, list("abcde"))
-    >>> path = linked_trees(model, "probability", X[:20], model.predict_proba(X[:20])[:, 1:], groups)
+    >>> path = linked_structure(model, "probability", X[:20], model.predict_proba(X[:20])[:, 1:], groups)
     >>> players, tables, values = TopPlayersControl(path, n_top=2).tables(X[:1], parts=4)
     >>> players.shape, tables.shape, values.shape
     ((4, 2), (4, 4, 1), (1, 5, 1))
@@ -67,7 +67,7 @@ class TopPlayersControl:
         Returns
         -------
         players : int ndarray of shape (n · parts, K)
-            Game r · parts + j's control players: row r's top K, by the exact values of the trees' sum.
+            Game r · parts + j's control players: row r's top K, by the exact values of the sum (no link).
         tables : ndarray of shape (n · parts, 2^K, n_outputs)
             Its control on every coalition of them: the mean over part j's background rows.
         values : ndarray of shape (n, p, n_outputs)
@@ -81,7 +81,7 @@ class TopPlayersControl:
         path, n_top = self.path, self.n_top
         inputs = preprocessed(path.preprocessing, rows)
         groups = path.groups
-        margin = tree_shapley_values(path.trees, inputs, path.background, groups.player_of_column, groups.n_players)
+        margin = path.sum_values(inputs)
         top = np.argsort(-np.abs(margin).sum(axis=2), axis=1, kind="stable")[:, :n_top]
         part_rows = path.background.shape[0] // parts
         players = np.repeat(top, parts, axis=0)

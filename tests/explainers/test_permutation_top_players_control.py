@@ -1,20 +1,24 @@
-"""Past 16 players, "auto" samples a boosted classifier's probability on its game less its top players' (exact)."""
+"""Past 16 players, "auto" samples a linked sum's game (a boosted or logistic probability) less its top players'."""
 
 import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_shapq import PermutationShapExplainer
 
 D = 17
 
 
-@pytest.fixture(scope="module")
-def problem():
+@pytest.fixture(scope="module", params=["boosted trees", "logistic regression"])
+def problem(request):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, D))
     logit = 2 * X[:, 0] + X[:, 1] * X[:, 2] - 1.5 * X[:, 3] + np.sin(2 * X[:, 4]) + 0.5 * X[:, 5:].sum(axis=1)
-    model = HistGradientBoostingClassifier(max_iter=40, max_depth=3, random_state=0).fit(X, logit > 0)
+    if request.param == "boosted trees":
+        model = HistGradientBoostingClassifier(max_iter=40, max_depth=3, random_state=0).fit(X, logit > 0)
+    else:  # weights decaying with the feature: the top 12 players hold most of the game
+        model = LogisticRegression().fit(X, X @ (3 * 0.7 ** np.arange(D)) + rng.normal(size=600) > 0)
     background, rows = X[:6], X[100:102]
     return model, background, rows, _brute_force(model, background, rows)
 
