@@ -617,7 +617,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             ``base_values``, ``data`` and ``feature_names`` as :meth:`explain` gives them;
             ``error_std`` and 95% bounds (zero when enumerated); ``diagnostics`` with "exact",
             "background_parts", "n_evals" per row, "n_model_rows" and "n_model_calls" (those of
-            :meth:`explain`'s values included).
+            :meth:`explain`'s values included), and "control_players" (:meth:`explain`'s values').
 
         Raises
         ------
@@ -690,6 +690,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "n_evals": np.full(n_rows, evals),
             "n_model_rows": model_use[0] + checks[0],
             "n_model_calls": model_use[1] + checks[1],
+            "control_players": 0,
         }
         if exact:  # pairs is the matrix of ``index`` already
             values, stderr = pairs, np.zeros_like(pairs)
@@ -704,6 +705,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 dof = np.minimum(dof, singles_dof)
                 for key in ("n_model_rows", "n_model_calls"):
                     diagnostics[key] += shapley[key]
+                diagnostics["control_players"] = shapley["control_players"]  # the values' (the pairs: none)
             values = interaction_matrix(pairs, singles, index)
             if index == "shap":
                 stderr = stderr / 2.0
@@ -732,6 +734,7 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
             "n_evals": np.zeros(n_rows, dtype=np.int64),
             "n_model_rows": n_rows + rows,  # our check and the path's own
             "n_model_calls": 1 + calls,
+            "control_players": 0,
         }
         return self._explanation(
             explained.array,
