@@ -1353,9 +1353,10 @@ def _ensemble_path(
                 progress,
                 member_codec,
             )
-            path = exact_path("auto", *member_path)
-            if ensemble.member_link is not None and isinstance(path, ProductKernelPath):  # its units have a sum
-                path = exact_path(NETWORK, *member_path)
+            final = member.steps[-1][1] if isinstance(member, Pipeline) else member
+            # under a link, a kernel machine's units (a sum to scale), not its product-kernel path (none)
+            units = ensemble.member_link is not None and type(final) in KERNEL_MACHINES
+            path = exact_path(NETWORK if units else "auto", *member_path)
             if ensemble.member_link is not None and scale_shift is not None:  # only a structure's sum is rescaled
                 if isinstance(path, StructurePath):
                     path = path.through(ensemble.member_link, *scale_shift, curve)
