@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import io
 import json
 import os
@@ -103,7 +104,12 @@ try:
 except ImportError:  # a checkout that is not installed: python benchmarks/bench_permutation.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from sklearn_shapq.explainers import PermutationShapExplainer
+from sklearn_shapq.backends import linked_tree_table, tree_predict
+from sklearn_shapq.explainers import _permutation
 from sklearn_shapq.explainers._auto_algorithm import resolve_algorithm
+from sklearn_shapq.explainers._exact_paths import LINKED_MAX_PLAYERS
+from sklearn_shapq.explainers._tree_models import extract_trees
+from sklearn_shapq.games import shapley_from_table
 
 REFERENCE_D = 16  # features of the reference problem; another --d names its results file _dD
 N_REFERENCE_EXPLAIN = 100  # rows drawn for explanation in the reference script (fixes the data stream)
@@ -125,6 +131,11 @@ def parse_args() -> argparse.Namespace:
         default="antithetic",
         help="our sampler (antithetic: the reference's permutation walk; or auto, leverage, ...)",
     )
+    p.add_argument(
+        "--classifier",
+        action="store_true",
+        help="explain an XGBClassifier's probability (the target above its median) instead of the regressor",
+    )
     p.add_argument("--profile", action="store_true", help="cProfile one explain call of ours (largest budget)")
     p.add_argument(
         "--output",
@@ -137,6 +148,7 @@ def parse_args() -> argparse.Namespace:
     name = (
         "bench_permutation"
         + ("" if args.d == REFERENCE_D else f"_d{args.d}")
+        + ("_classifier" if args.classifier else "")
         + ("_quick" if args.quick else "")
         + ("" if args.sampler == "antithetic" else f"_{args.sampler}")
     )
@@ -166,10 +178,50 @@ def make_problem(args: argparse.Namespace):
     )
     Xtr, ytr = X[: args.n_train], y[: args.n_train]
     Xex = X[args.n_train : args.n_train + args.n_explain]
-    model = xgboost.XGBRegressor(n_estimators=200, max_depth=6, learning_rate=0.05, random_state=0, n_jobs=1)
-    model.fit(Xtr, ytr)
+    params = {"n_estimators": 200, "max_depth": 6, "learning_rate": 0.05, "random_state": 0, "n_jobs": 1}
+    if args.classifier:
+        model = xgboost.XGBClassifier(**params).fit(Xtr, ytr > np.median(ytr))
+    else:
+        model = xgboost.XGBRegressor(**params).fit(Xtr, ytr)
     bg = shap.utils.sample(Xtr, args.n_bg, random_state=0)
     return model, Xtr, bg, Xex
+
+
+def enumerated_probability_values(model, bg, Xex, n_checked=200):
+    """Exact values of a binary XGBClassifier's probability game: all 2^d coalitions, checked on the model.
+
+    shap's ``TreeExplainer(model_output="probability")`` is efficient but is not the interventional game's
+    Shapley values (0.03 off on a row here), so the truth is enumerated: the trees' sum through the sigmoid on
+    every coalition of each row with each background row (``linked_tree_table``), after ``n_checked`` random
+    coalitions of the first row are checked against ``predict_proba`` on the hybrid rows themselves.
+    """
+    d = bg.shape[1]
+    trees = extract_trees(model, 1, "margin")
+    margin = model.predict(bg, output_margin=True).astype(float)
+    offset = np.array([np.mean(margin - tree_predict(trees, bg)[:, 0])])
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 1 << d, size=n_checked)
+    table = linked_tree_table(trees, Xex[:1], bg, offset, np.arange(d), d, "sigmoid")[0, :, 0]
+    worst = 0.0
+    for code in codes:
+        hybrid = bg.copy()
+        members = [j for j in range(d) if code >> j & 1]
+        hybrid[:, members] = Xex[0, members]
+        worst = max(worst, abs(model.predict_proba(hybrid)[:, 1].mean() - table[code]))
+    if worst > 1e-6:  # xgboost's float32 sums
+        raise RuntimeError(f"the enumerated game is {worst:.2e} off the model's on the hybrid rows")
+    values = np.empty(Xex.shape)
+    for r in range(Xex.shape[0]):
+        game = linked_tree_table(trees, Xex[r : r + 1], bg, offset, np.arange(d), d, "sigmoid")
+        values[r] = shapley_from_table(game, np)[0, :, 0]
+    return values, worst
+
+
+def explained_output(model):
+    """Return the explained output as a function of rows: the regressor's prediction or the probability of 1."""
+    if isinstance(model, xgboost.XGBClassifier):
+        return lambda Z: model.predict_proba(Z)[:, 1]
+    return model.predict
 
 
 class CountingModel:
@@ -247,21 +299,27 @@ def env_info() -> dict:
 # the two explainers
 
 
-def sampled(sampler, budget, d, n_background):
+def sampled(sampler, budget, d, n_background, model=None):
     """Return the algorithm and background parts of ``sampler``: "auto" gives what it samples.
 
-    "auto" itself reads an xgboost model's trees (exact, no sampling); this benchmark times sampling.
+    "auto" itself reads an xgboost regressor's trees, and a classifier's to 16 features (exact, no sampling);
+    this benchmark times sampling. Past 16 features "auto" samples a classifier's probability with a control
+    variate of the row's top players (the user guide): it is timed as such.
     """
     if sampler != "auto":
         return sampler, "auto"
+    if isinstance(model, xgboost.XGBClassifier) and d > LINKED_MAX_PLAYERS:
+        return "auto", "auto"
     algorithm, _, parts = resolve_algorithm("auto", budget, d, "auto", None, n_background)
     return algorithm, parts
 
 
-def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
-    algorithm, parts = sampled(sampler, budget, bg.shape[1], len(bg))
-    explainer = PermutationShapExplainer(
+def ours_explainer(model, bg, budget, seed, sampler, n_jobs=None):
+    """Return ours fitted on ``bg`` as this benchmark runs it (the sampler as :func:`sampled` gives it)."""
+    algorithm, parts = sampled(sampler, budget, bg.shape[1], len(bg), model)
+    return PermutationShapExplainer(
         model,
+        output="probability" if isinstance(model, xgboost.XGBClassifier) else "auto",
         algorithm=algorithm,
         background_parts=parts,
         max_evals=budget,
@@ -270,12 +328,39 @@ def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
         n_jobs=n_jobs,
         progress=False,
     ).fit(bg)
+
+
+def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
+    explainer = ours_explainer(model, bg, budget, seed, sampler, n_jobs)
     expl, wall, cpu = timed(lambda: explainer.explain(Xex))
     return explainer, expl, wall, cpu
 
 
+def in_run_ours(model, bg, Xex, budget, sampler):
+    """Run ours (seed 0) with its model function's calls timed inside it: (wall time, time in the model).
+
+    The model function ``explain`` builds is wrapped in a :class:`CountingModel` (inputs not kept), so the
+    game, the batches, the rows and any control variate are exactly those of the timed runs.
+    """
+    explainer = ours_explainer(model, bg, budget, 0, sampler)
+    counters = []
+    original = _permutation.make_model_function
+
+    def recording(*args, **kwargs):
+        function = original(*args, **kwargs)
+        counters.append(CountingModel(function.predict))
+        return dataclasses.replace(function, predict=counters[-1])
+
+    _permutation.make_model_function = recording
+    try:
+        _, wall, _ = timed(lambda: explainer.explain(Xex))
+    finally:
+        _permutation.make_model_function = original
+    return wall, sum(counter.wall for counter in counters)
+
+
 def run_shap(model, masker, Xex, budget, seed):
-    counting = CountingModel(model.predict)
+    counting = CountingModel(explained_output(model))
     # shap's seed= re-seeds numpy's global RNG in __init__: the explainer is built inside the timing
     expl, wall, cpu = timed(
         lambda: shap.PermutationExplainer(counting, masker, seed=seed)(Xex, max_evals=budget, silent=True)
@@ -311,16 +396,7 @@ def time_model_replay(booster, batches, repeats):
 
 
 def profile_ours(model, bg, Xex, budget, sampler, top=20):
-    algorithm, parts = sampled(sampler, budget, bg.shape[1], len(bg))
-    explainer = PermutationShapExplainer(
-        model,
-        algorithm=algorithm,
-        background_parts=parts,
-        max_evals=budget,
-        background_size=None,
-        random_state=0,
-        progress=False,
-    ).fit(bg)
+    explainer = ours_explainer(model, bg, budget, 0, sampler)
     prof = cProfile.Profile()
     prof.enable()
     explainer.explain(Xex)
@@ -345,7 +421,7 @@ def main() -> int:
     booster = model.get_booster()
     booster_nthread = json.loads(booster.save_config())["learner"]["generic_param"].get("nthread")
     masker = shap.maskers.Independent(bg, max_samples=args.n_bg)
-    fx = model.predict(Xex)
+    fx = explained_output(model)(Xex)
 
     res: dict = {
         "benchmark": "bench_permutation",
@@ -361,32 +437,43 @@ def main() -> int:
             "quick": args.quick,
             "data": "AR(1) gaussian rho=0.5, target linear + 2*x0x1 + sin(2x2)x3 + 1[x4>0]x5^2 + 0.5*x6x7x8 "
             "(shap_bench.py, ecosystem_contract.md Appendix A)",
-            "model": "XGBRegressor(n_estimators=200, max_depth=6, learning_rate=0.05, random_state=0, n_jobs=1)",
+            "model": f"{type(model).__name__}(n_estimators=200, max_depth=6, learning_rate=0.05, random_state=0, "
+            "n_jobs=1)" + (", the target above its median; explained: the probability of 1" if args.classifier else ""),
             "xgboost_threads": "pinned to 1 (n_jobs=1, as in the reference); booster nthread="
             f"{booster_nthread}; both explainers and the pure-model timing use this booster",
             "background": "shap.utils.sample(Xtr, n_bg, random_state=0), the same rows for both explainers",
-            "shap": "shap.PermutationExplainer(counting(model.predict), shap.maskers.Independent(bg, max_samples=n_bg),"
-            " seed=s)(X, max_evals=budget, silent=True)",
+            "shap": "shap.PermutationExplainer(counting(model.predict"
+            + ("_proba[:, 1]" if args.classifier else "")
+            + "), shap.maskers.Independent(bg, max_samples=n_bg), seed=s)(X, max_evals=budget, silent=True)",
             "ours": f"PermutationShapExplainer(model, algorithm={args.sampler!r}, max_evals=budget, "
             "background_size=None, random_state=s).fit(bg).explain(X)",
-            "ground_truth": "shap.TreeExplainer(model, data=bg, feature_perturbation='interventional')",
+            "ground_truth": "all 2^d coalitions through the trees (enumerated_probability_values)"
+            if args.classifier
+            else "shap.TreeExplainer(model, data=bg, feature_perturbation='interventional')",
             "timing": "median over repeats (seed 0), ours, ours with n_jobs, shap and the model alone on ours' rows "
             "interleaved; CPU = time.process_time (all threads); progress=False",
         },
     }
 
     # ground truth
-    tree = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
-    e_ref, w, c = timed(lambda: tree(Xex))
-    ref = e_ref.values
+    if args.classifier:
+        (ref, checked), w, c = timed(lambda: enumerated_probability_values(model, bg, Xex))
+        base = explained_output(model)(bg).mean()
+        truth_additivity = float(np.abs(ref.sum(axis=1) + base - fx).max())
+        checks = {"checked_coalitions_max_error": checked}
+    else:
+        tree = shap.TreeExplainer(model, data=bg, feature_perturbation="interventional")
+        e_ref, w, c = timed(lambda: tree(Xex))
+        ref, truth_additivity, checks = e_ref.values, additivity(e_ref, fx), {}
     ref_scale = float(np.sqrt(np.mean(ref**2)))
     res["ground_truth"] = {
         "wall_s": w,
         "cpu_s": c,
         "ref_rms_shap": ref_scale,
-        "additivity_maxerr": additivity(e_ref, fx),
+        "additivity_maxerr": truth_additivity,
+        **checks,
     }
-    print(f"ground truth: TreeExplainer interventional {w:.2f} s wall, RMS of reference values {ref_scale:.4f}")
+    print(f"ground truth: {w:.2f} s wall, RMS of reference values {ref_scale:.4f}")
 
     # warm-ups, excluded from all timings
     _, w_ours, c_ours = timed(lambda: run_ours(model, bg, Xex[:2], max(args.budgets), 0, args.sampler))
@@ -431,8 +518,8 @@ def main() -> int:
             if shap_values is None:
                 shap_values, shap_expl, shap_counting = e_shap.values, e_shap, counting
             # (c) in the same run: ours' wall time over the time its own model calls took inside it
-            paired, _, _, w, _ = instrumented_ours(booster, bg, Xex, budget, args.sampler, keep_inputs=False)
-            in_run.append(w / paired.wall)
+            w, inside = in_run_ours(model, bg, Xex, budget, args.sampler)
+            in_run.append(w / inside)
             w, c, _ = time_model_replay(booster, [big], 1)  # (b) one call on all the rows
             single_all.append(w)
             single_call.append(c)

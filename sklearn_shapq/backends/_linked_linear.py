@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots
+from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots, part_rows, row_players
 from sklearn_shapq.backends._threads import run_ranges
 
 
@@ -27,10 +27,12 @@ def _linked_linear_kernel(
     log_odds: bool,
     clip: float,
     knots: np.ndarray,
+    part_rows: int,
     out: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
+    parts = background.shape[0] // part_rows
     n_columns, n_outputs = coef.shape
     n_coalitions = 1 << n_players
     table = np.empty((n_coalitions, n_outputs))
@@ -43,16 +45,18 @@ def _linked_linear_kernel(
             for j in range(n_columns):
                 for k in range(n_outputs):
                     table[0, k] += coef[j, k] * background[b, j]
-                    delta[player_of_column[j], k] += coef[j, k] * (rows[i, j] - background[b, j])
+                    if player_of_column[i, j] >= 0:  # player −1: in no coalition, always z's value
+                        delta[player_of_column[i, j], k] += coef[j, k] * (rows[i, j] - background[b, j])
             for player in range(n_players):
                 bit = 1 << player
                 for c in range(bit):
                     for k in range(n_outputs):
                         table[c + bit, k] = table[c, k] + delta[player, k]
             _apply_link(table, link, log_odds, clip, knots)
+            game = i * parts + b // part_rows
             for c in range(n_coalitions):
                 for k in range(n_outputs):
-                    out[i, c, k] += table[c, k]
+                    out[game, c, k] += table[c, k]
 
 
 def linked_linear_table(
@@ -66,6 +70,7 @@ def linked_linear_table(
     log_odds: bool = False,
     clip: float = 0.0,
     knots: np.ndarray | None = None,
+    parts: int = 1,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(z·w + offset + Σ_{i ∈ S} δ_i).
 
@@ -77,7 +82,9 @@ def linked_linear_table(
     background : ndarray of shape (N, d)
     offset : ndarray of shape (n_outputs,)
         The margin's intercept.
-    player_of_column : int ndarray of shape (d,)
+    player_of_column : int ndarray of shape (d,) or (n, d)
+        Each column's player, or each row's; −1 for a column in no coalition (it always takes the background
+        row's value).
     n_players : int
         p, at most 30.
     link : {"identity", "sigmoid", "softmax", "exp", "interp"}
@@ -86,12 +93,14 @@ def linked_linear_table(
     clip : float, default=0.0
     knots : ndarray of shape (2, K), optional
         The "interp" link's increasing x and their y.
+    parts : int, default=1
+        Games per row: the mean over each of ``parts`` consecutive equal parts of the background.
 
     Returns
     -------
-    ndarray of shape (n, 2^p, n_outputs)
-        As :func:`~sklearn_shapq.backends.linked_tree_table`: entry ``c`` is the coalition of the set
-        bits of ``c``; a row's mean runs in one fixed order, alone or in a batch.
+    ndarray of shape (n · parts, 2^p, n_outputs)
+        As :func:`~sklearn_shapq.backends.linked_tree_table`: game ``r · parts + j`` is row r's on part j,
+        entry ``c`` the coalition of the set bits of ``c``; a mean runs in one fixed order, alone or in a batch.
 
     Examples
     --------
@@ -106,16 +115,30 @@ def linked_linear_table(
     background = np.ascontiguousarray(background, dtype=np.float64)
     weights = np.ascontiguousarray(coef, dtype=np.float64)
     n, n_outputs = rows.shape[0], weights.shape[1]
-    out = np.zeros((n, 1 << n_players, n_outputs))
-    players = np.ascontiguousarray(player_of_column, dtype=np.int64)
+    per_part = part_rows(background.shape[0], parts)
+    out = np.zeros((n * parts, 1 << n_players, n_outputs))
+    players = row_players(player_of_column, n)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)
 
     def call(start: int, stop: int) -> None:
         _linked_linear_kernel(
-            rows, background, weights, constant, players, n_players, code, log_odds, clip, curve, out, start, stop
+            rows,
+            background,
+            weights,
+            constant,
+            players,
+            n_players,
+            code,
+            log_odds,
+            clip,
+            curve,
+            per_part,
+            out,
+            start,
+            stop,
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)
-    out /= background.shape[0]
+    out /= per_part
     return out

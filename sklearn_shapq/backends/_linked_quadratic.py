@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots
+from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots, part_rows, row_players
 from sklearn_shapq.backends._threads import run_ranges
 
 
@@ -31,10 +31,12 @@ def _linked_quadratic_kernel(
     log_odds: bool,
     clip: float,
     knots: np.ndarray,
+    part_rows: int,
     out: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
+    parts = background.shape[0] // part_rows
     n_columns, n_outputs = linear.shape
     n_coalitions = 1 << n_players
     table = np.empty((n_coalitions, n_outputs))
@@ -43,9 +45,10 @@ def _linked_quadratic_kernel(
     pair = np.empty((n_players, n_players, n_outputs))
     delta = np.empty(n_columns)
     for i in range(start, stop):
+        players = player_of_column[i]
         for b in range(background.shape[0]):
-            for j in range(n_columns):
-                delta[j] = rows[i, j] - background[b, j]
+            for j in range(n_columns):  # player −1: in no coalition, always z's value
+                delta[j] = rows[i, j] - background[b, j] if players[j] >= 0 else 0.0
             single[:] = 0.0
             pair[:] = 0.0
             for k in range(n_outputs):  # m(z), and bᵀΔ + zᵀAΔ + ΔᵀAz of each player (A need not be symmetric)
@@ -56,12 +59,15 @@ def _linked_quadratic_kernel(
                         bent += quadratic[j, m, k] * background[b, m]
                         bent_back += quadratic[m, j, k] * background[b, m]
                     margin += (linear[j, k] + bent) * background[b, j]
-                    single[player_of_column[j], k] += delta[j] * (linear[j, k] + bent + bent_back)
+                    if players[j] >= 0:
+                        single[players[j], k] += delta[j] * (linear[j, k] + bent + bent_back)
                 table[0, k] = margin
             for j in range(n_columns):
-                p = player_of_column[j]
+                p = players[j]
                 for m in range(n_columns):
-                    q = player_of_column[m]
+                    q = players[m]
+                    if p < 0 or q < 0:
+                        continue
                     for k in range(n_outputs):
                         term = quadratic[j, m, k] * delta[j] * delta[m]
                         if p == q:
@@ -80,9 +86,10 @@ def _linked_quadratic_kernel(
                     for c in range(bit):
                         table[c + bit, k] = table[c, k] + single[p, k] + between[c]
             _apply_link(table, link, log_odds, clip, knots)
+            game = i * parts + b // part_rows
             for c in range(n_coalitions):
                 for k in range(n_outputs):
-                    out[i, c, k] += table[c, k]
+                    out[game, c, k] += table[c, k]
 
 
 def linked_quadratic_table(
@@ -96,6 +103,7 @@ def linked_quadratic_table(
     log_odds: bool = False,
     clip: float = 0.0,
     knots: np.ndarray | None = None,
+    parts: int = 1,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(c + bᵀh + hᵀAh), h the hybrid row.
 
@@ -107,7 +115,9 @@ def linked_quadratic_table(
     background : ndarray of shape (N, d)
     offset : ndarray of shape (n_outputs,)
         The margin's constant c.
-    player_of_column : int ndarray of shape (d,)
+    player_of_column : int ndarray of shape (d,) or (n, d)
+        Each column's player, or each row's; −1 for a column in no coalition (it always takes the background
+        row's value).
     n_players : int
         p, at most 30.
     link : {"identity", "sigmoid", "softmax", "exp", "interp"}
@@ -116,12 +126,14 @@ def linked_quadratic_table(
     clip : float, default=0.0
     knots : ndarray of shape (2, K), optional
         The "interp" link's increasing x and their y.
+    parts : int, default=1
+        Games per row: the mean over each of ``parts`` consecutive equal parts of the background.
 
     Returns
     -------
-    ndarray of shape (n, 2^p, n_outputs)
-        As :func:`~sklearn_shapq.backends.linked_linear_table`: entry ``c`` is the coalition of the set
-        bits of ``c``; a row's mean runs in one fixed order, alone or in a batch.
+    ndarray of shape (n · parts, 2^p, n_outputs)
+        As :func:`~sklearn_shapq.backends.linked_linear_table`: game ``r · parts + j`` is row r's on part j,
+        entry ``c`` the coalition of the set bits of ``c``; a mean runs in one fixed order, alone or in a batch.
 
     Examples
     --------
@@ -141,8 +153,9 @@ def linked_quadratic_table(
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     background = np.ascontiguousarray(background, dtype=np.float64)
     n, n_outputs = rows.shape[0], linear.shape[1]
-    out = np.zeros((n, 1 << n_players, n_outputs))
-    players = np.ascontiguousarray(player_of_column, dtype=np.int64)
+    per_part = part_rows(background.shape[0], parts)
+    out = np.zeros((n * parts, 1 << n_players, n_outputs))
+    players = row_players(player_of_column, n)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)
 
@@ -159,11 +172,12 @@ def linked_quadratic_table(
             log_odds,
             clip,
             curve,
+            per_part,
             out,
             start,
             stop,
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)
-    out /= background.shape[0]
+    out /= per_part
     return out

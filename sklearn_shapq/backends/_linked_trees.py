@@ -80,13 +80,16 @@ def _linked_table_kernel(
     log_odds: bool,
     clip: float,
     knots: np.ndarray,
+    part_rows: int,
     out: np.ndarray,
     start: int,
     stop: int,
 ) -> None:  # pragma: no cover - numba
+    parts = background.shape[0] // part_rows
     n_outputs = value.shape[1]
     n_coalitions = 1 << n_players
     table = np.empty((n_coalitions, n_outputs))
+    flat = table.reshape(n_coalitions * n_outputs)
     work = walk_buffers(n_players, max_depth)
     no_weights, no_values = np.zeros((2, 1, 1)), np.zeros((1, 1, 1))
     for i in range(start, stop):
@@ -108,7 +111,7 @@ def _linked_table_kernel(
                     category_of_node,
                     category_left,
                     strict,
-                    player_of_column,
+                    player_of_column[i],
                     work,
                     LEAF_MOEBIUS,
                     no_weights,
@@ -119,15 +122,34 @@ def _linked_table_kernel(
                     table,
                 )
             for j in range(n_players):  # zeta transform: m(S) = Σ_{U ⊆ S} Möbius(U)
-                bit = 1 << j
-                for high in range(0, n_coalitions, 2 * bit):
-                    for low in range(bit):
-                        for k in range(n_outputs):
-                            table[high + bit + low, k] += table[high + low, k]
+                span = (1 << j) * n_outputs  # the coalitions without player j and their outputs: contiguous
+                for high in range(0, n_coalitions * n_outputs, 2 * span):
+                    for low in range(span):
+                        flat[high + span + low] += flat[high + low]
             _apply_link(table, link, log_odds, clip, knots)
+            game = i * parts + b // part_rows
             for c in range(n_coalitions):
                 for k in range(n_outputs):
-                    out[i, c, k] += table[c, k]
+                    out[game, c, k] += table[c, k]
+
+
+def row_players(player_of_column: np.ndarray, n_rows: int) -> np.ndarray:
+    """Return each row's players of the columns (n, d), contiguous: ``player_of_column`` (d,) or (n, d)."""
+    players = np.asarray(player_of_column, dtype=np.int64)
+    return np.ascontiguousarray(np.broadcast_to(players, (n_rows, players.shape[-1])))
+
+
+def part_rows(n_background: int, parts: int) -> int:
+    """Return the background rows of each of ``parts`` consecutive equal parts.
+
+    Raises
+    ------
+    ValueError
+        ``parts`` does not divide the background's rows.
+    """
+    if parts < 1 or n_background % parts:
+        raise ValueError(f"parts={parts} does not divide the {n_background} background rows into equal parts.")
+    return n_background // parts
 
 
 def apply_link(
@@ -156,6 +178,7 @@ def linked_tree_table(
     log_odds: bool = False,
     clip: float = 0.0,
     knots: np.ndarray | None = None,
+    parts: int = 1,
 ) -> np.ndarray:
     """Return each row's interventional game on all 2^p coalitions: mean_z link(m_z(S) + offset).
 
@@ -166,8 +189,9 @@ def linked_tree_table(
     background : ndarray of shape (N, d)
     offset : ndarray of shape (n_outputs,)
         The constant the model adds to the trees' sums before the link.
-    player_of_column : int ndarray of shape (d,)
-        Each column's player (a feature group's columns share one).
+    player_of_column : int ndarray of shape (d,) or (n, d)
+        Each column's player (a feature group's columns share one), or each row's; −1 for a column in no
+        coalition (it always takes the background row's value).
     n_players : int
         p, at most 30 (the table holds 2^p coalitions per row).
     link : {"identity", "sigmoid", "softmax", "exp", "interp"}
@@ -177,12 +201,14 @@ def linked_tree_table(
     clip : float, default=0.0
     knots : ndarray of shape (2, K), optional
         The "interp" link's increasing x and their y.
+    parts : int, default=1
+        Games per row: the mean over each of ``parts`` consecutive equal parts of the background.
 
     Returns
     -------
-    ndarray of shape (n, 2^p, n_outputs)
-        Entry ``c`` is the coalition whose players are the set bits of ``c``; each row's mean over the
-        background runs in one fixed order, alone or in a batch.
+    ndarray of shape (n · parts, 2^p, n_outputs)
+        Game ``r · parts + j`` is row r's on part j; entry ``c`` is the coalition whose players are the set bits
+        of ``c``. Each mean over background rows runs in one fixed order, alone or in a batch.
 
     Examples
     --------
@@ -202,9 +228,10 @@ def linked_tree_table(
         raise ValueError(f"n_players={n_players}: the table of 2^p coalitions takes p <= 30.")
     rows, background = trees.inputs(rows), trees.inputs(background)
     n, n_outputs = rows.shape[0], trees.value.shape[1]
-    out = np.zeros((n, 1 << n_players, n_outputs))
+    per_part = part_rows(background.shape[0], parts)
+    out = np.zeros((n * parts, 1 << n_players, n_outputs))
     arrays = trees.node_arrays
-    players = np.ascontiguousarray(player_of_column, dtype=np.int64)
+    players = row_players(player_of_column, n)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)
 
@@ -222,13 +249,14 @@ def linked_tree_table(
             log_odds,
             clip,
             curve,
+            per_part,
             out,
             start,
             stop,
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)
-    out /= background.shape[0]
+    out /= per_part
     return out
 
 

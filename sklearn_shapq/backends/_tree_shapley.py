@@ -234,7 +234,7 @@ def walk_pair(
     ``mode`` :data:`LEAF_TABLES`: each player's weight ``single_tables[in_B, |A|, |B|]`` into ``singles``
     (p, k), and with ``with_pairs`` each pair's into ``pairs`` (p, p, k). :data:`LEAF_MOEBIUS`: the
     coefficients (−1)^|T| · value on A ∪ T, T ⊆ B, into ``table`` (2^p, k), players as bits (p ≤ 62).
-    ``work``: :func:`walk_buffers`.
+    ``work``: :func:`walk_buffers`. A column of player −1 is in no coalition: it always takes z's value.
     """
     x_fails, z_fails, stack_node, stack_player, stack_side, on_path = work
     n_outputs = value.shape[1]
@@ -315,11 +315,11 @@ def walk_pair(
             continue
         x_left = _goes_left(x[column], node, threshold, missing_left, strict, category_of_node, category_left)
         z_left = _goes_left(z[column], node, threshold, missing_left, strict, category_of_node, category_left)
-        if x_left == z_left:
-            stack_node[top], stack_player[top] = left[node] if x_left else right[node], -1
+        player = player_of_column[column]
+        if x_left == z_left or player < 0:  # one way on (a column of no player always takes z's value)
+            stack_node[top], stack_player[top] = left[node] if z_left else right[node], -1
             top += 1
         else:
-            player = player_of_column[column]
             stack_node[top], stack_player[top], stack_side[top] = left[node] if x_left else right[node], player, 0
             stack_node[top + 1], stack_player[top + 1], stack_side[top + 1] = (
                 right[node] if x_left else left[node],

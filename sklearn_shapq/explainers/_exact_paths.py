@@ -328,7 +328,10 @@ class StructurePath(ABC):
         ValueError
             As a sampled estimate refuses the model's NaN or infinite outputs on the hybrid rows.
         """
-        table = self._table(inputs)
+        return self._checked_finite(self._table(inputs))
+
+    def _checked_finite(self, table: np.ndarray) -> np.ndarray:
+        """Return the games ``table`` (n, 2^p, k), refused where one is not finite (:meth:`_finite_table`)."""
         finite = np.isfinite(table).all(axis=(1, 2))
         if not finite.all():
             raise ValueError(
@@ -399,24 +402,65 @@ class StructurePath(ABC):
     def _table(self, inputs: np.ndarray) -> np.ndarray:
         """Return the games of rows (in the input units) on all 2^p coalitions, through the link: (n, 2^p, k)."""
 
-    def _linked_table(self, table_function: Callable[..., np.ndarray], model: Any, inputs: np.ndarray) -> np.ndarray:
-        """``table_function(model, inputs, …)``: a backend's table of a sum through the link (trees, linear)."""
+
+class LinkedSumPath(StructurePath):
+    """A sum through a link whose backend tables the games of any players: trees, weights, a quadratic margin."""
+
+    @abstractmethod
+    def _table_source(self) -> tuple[Callable[..., np.ndarray], Any]:
+        """Return the backend's table function of the sum through a link and the structure it reads."""
+
+    def _table(self, inputs: np.ndarray) -> np.ndarray:
+        return self._linked_table(inputs, self.groups.player_of_column, self.groups.n_players)
+
+    def part_tables(self, inputs: np.ndarray, player_of_column: np.ndarray, n_players: int, parts: int) -> np.ndarray:
+        """Return rows' games on all 2^p coalitions of their own players, one per part of the background.
+
+        Parameters
+        ----------
+        inputs : ndarray of shape (n, d)
+            Rows in the structure's input units.
+        player_of_column : int ndarray of shape (n, d)
+            Each row's player of each column; −1 for a column in no coalition (the background row's value).
+        n_players : int
+            p.
+        parts : int
+            Consecutive equal parts of the background.
+
+        Returns
+        -------
+        ndarray of shape (n · parts, 2^p, k)
+            Game ``r · parts + j``: row r's on part j, through the link.
+
+        Raises
+        ------
+        ValueError
+            A game is not finite (:meth:`_finite_table`).
+        """
+        return self._checked_finite(self._linked_table(inputs, player_of_column, n_players, parts))
+
+    def _linked_table(
+        self, inputs: np.ndarray, player_of_column: np.ndarray, n_players: int, parts: int = 1
+    ) -> np.ndarray:
+        """Return the backend's table (:meth:`_table_source`) of rows' games, one per part of the background."""
+        table_function, structure = self._table_source()
         table = table_function(
-            model,
+            structure,
             inputs,
             self.background,
             self.offset,
-            self.groups.player_of_column,
-            self.groups.n_players,
+            player_of_column,
+            n_players,
             self.output.link,
             self.output.log_odds,
             PROBABILITY_CLIP,
             self.knots,
+            parts,
         )
         return self.output.apply_after(table)
 
 
-class TreePath(StructurePath):
+class TreePath(LinkedSumPath):
     """The tree path: the trees read from the model, the offset that completes their sum, the background.
 
     Parameters
@@ -449,8 +493,8 @@ class TreePath(StructurePath):
     def _scale_structure(self, scale: float) -> None:
         self.trees = replace(self.trees, value=self.trees.value * scale)
 
-    def _table(self, inputs: np.ndarray) -> np.ndarray:
-        return self._linked_table(linked_tree_table, self.trees, inputs)
+    def _table_source(self) -> tuple[Callable[..., np.ndarray], Any]:
+        return linked_tree_table, self.trees
 
     def sum_values(self, inputs: np.ndarray) -> np.ndarray:
         """Exact values (n, p, k) of the trees' sum (no link) of rows in its input units, by the leaf tables."""
@@ -474,7 +518,7 @@ class TreePath(StructurePath):
         )
 
 
-class LinearPath(StructurePath):
+class LinearPath(LinkedSumPath):
     """The linear path: a linear model's weights, its intercept as the offset, the background.
 
     Parameters
@@ -507,8 +551,8 @@ class LinearPath(StructurePath):
     def _scale_structure(self, scale: float) -> None:
         self.coef = self.coef * scale
 
-    def _table(self, inputs: np.ndarray) -> np.ndarray:
-        return self._linked_table(linked_linear_table, self.coef, inputs)
+    def _table_source(self) -> tuple[Callable[..., np.ndarray], Any]:
+        return linked_linear_table, self.coef
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the margin itself in closed form."""
@@ -623,7 +667,7 @@ def _take_rows(rows: Any, chosen: np.ndarray) -> Any:
     return rows.iloc[chosen] if hasattr(rows, "iloc") else rows[chosen]
 
 
-class QuadraticPath(StructurePath):
+class QuadraticPath(LinkedSumPath):
     """The quadratic path: a quadratic margin xᵀ A x + bᵀ x, its constant as the offset, the background.
 
     The game of a quadratic margin has pairs, so every coalition is enumerated (at most
@@ -667,8 +711,8 @@ class QuadraticPath(StructurePath):
     def _scale_structure(self, scale: float) -> None:
         self.quadratic, self.linear = self.quadratic * scale, self.linear * scale
 
-    def _table(self, inputs: np.ndarray) -> np.ndarray:
-        return self._linked_table(linked_quadratic_table, (self.quadratic, self.linear), inputs)
+    def _table_source(self) -> tuple[Callable[..., np.ndarray], Any]:
+        return linked_quadratic_table, (self.quadratic, self.linear)
 
 
 class NeighborsPath(StructurePath):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, nullcontext
 from numbers import Integral, Real
 from typing import Any, cast
@@ -957,12 +958,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                 "explainer was fitted: it was refitted; call fit again."
             )
 
-    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm) -> int:
-        """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory."""
+    def _games_per_block(self, game: InterventionalGame, estimator: ShapleyAlgorithm, control_bytes: int = 0) -> int:
+        """Games per block: enough to fill the model calls and the kernels' threads, few enough to bound memory.
+
+        ``control_bytes``: a control variate's memory per game (:meth:`TopPlayersControl.bytes_per_game`).
+        """
         coalitions = max(1, estimator.n_evals - 2)
         by_batch = game.n_jobs * game.batch_rows // max(1, coalitions * game.rows_per_coalition)
         by_batch = max(by_batch, _MIN_GAMES_PER_BLOCK)
-        by_memory = _BLOCK_BYTES // max(1, estimator.bytes_per_game(game.n_outputs))
+        by_memory = _BLOCK_BYTES // max(1, estimator.bytes_per_game(game.n_outputs) + control_bytes)
         return int(np.clip(min(by_batch, by_memory), 1, _MAX_GAMES_PER_BLOCK))
 
     @staticmethod
@@ -998,7 +1002,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         parts = self.background_parts_
         with game_of(slice(0, 1)) as probe:  # the block sizes (no model call)
-            games_step = self._games_per_block(probe, estimator)
+            control_bytes = 0 if control_of is None or self._control is None else self._control.bytes_per_game(probe)
+            games_step = self._games_per_block(probe, estimator, control_bytes)
             overlap = self._overlaps(probe)
             model_rows_per_row = parts * max(1, estimator.n_evals - 2) * probe.rows_per_coalition
         rows_step = max(1, games_step // parts)
@@ -1009,15 +1014,15 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         merge = BackgroundPartsMerge(n_rows, self.feature_groups_.n_players, self.n_outputs_, parts)
 
         def block_estimates(
-            rows: slice, caller: CallerThread
+            block: tuple[slice, Future | None], caller: CallerThread
         ) -> tuple[list, Any, int, int, tuple[slice, np.ndarray] | None]:
+            rows, control = block
             block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
             with game_of(rows, caller.call if overlap else None) as game:
                 players: Game = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
-                control = None if control_of is None else control_of(rows)
-                if control is not None:
-                    players = ResidualGame(players, control[0], control[1])
-                players.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
+                if control is not None:  # its tables are computed while the block's model calls run
+                    players = ResidualGame(players, lambda: control.result()[:2])
+                game.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
                 estimates = []
                 for first in range(0, players.n_games, games_step):
                     games = np.arange(first, min(first + games_step, players.n_games))
@@ -1027,18 +1032,39 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     else:
                         estimate = estimator.estimate(players, games, block_keys[games])
                     estimates.append((rows.start + games // parts, estimate))
-                exact = None if control is None else (rows, control[2])
+                exact = None if control is None else (rows, control.result()[2])
                 return estimates, game.backend, game.n_model_rows, game.n_model_calls, exact
 
         blocks = [slice(start, min(start + rows_step, n_rows)) for start in range(0, n_rows, rows_step)]
+        controls_pool = ThreadPoolExecutor(  # the controls' tables, block after block, as the blocks start
+            1,
+            thread_name_prefix="sklearn_shapq-control",
+            initializer=numba.set_num_threads,
+            initargs=(numba.get_num_threads(),),
+        )
+
+        def blocks_and_controls() -> Iterator[tuple[slice, Future | None]]:
+            """Each block and its control's future, asked one block ahead: ready when the block's model calls end."""
+            if control_of is None:
+                yield from ((rows, None) for rows in blocks)
+                return
+            ahead = [controls_pool.submit(control_of, blocks[0])] if blocks else []
+            for index, rows in enumerate(blocks):
+                if index + 1 < len(blocks):
+                    ahead.append(controls_pool.submit(control_of, blocks[index + 1]))
+                yield rows, ahead.pop(0)
+
         model_rows = model_calls = 0
         controls = []
-        with closing(overlapped(block_estimates, blocks, overlap and len(blocks) > 1)) as results:
-            for estimates, backend, block_rows, block_calls, exact in results:
-                for row_of, estimate in estimates:
-                    merge.add(row_of, estimate, backend)
-                model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
-                controls += [] if exact is None else [exact]
+        try:
+            with closing(overlapped(block_estimates, blocks_and_controls(), overlap and len(blocks) > 1)) as results:
+                for estimates, backend, block_rows, block_calls, exact in results:
+                    for row_of, estimate in estimates:
+                        merge.add(row_of, estimate, backend)
+                    model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
+                    controls += [] if exact is None else [exact]
+        finally:
+            controls_pool.shutdown(wait=True, cancel_futures=True)
         rows_estimate = merge.result()
         for rows, control_values in controls:  # the control's exact values, which the residuals' estimates lack
             rows_estimate.values[rows] += control_values

@@ -12,19 +12,17 @@ variance of what the top players' game leaves. The players are ranked by the exa
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 
-from sklearn_shapq._feature_groups import FeatureGroups
 from sklearn_shapq.explainers._output_links import preprocessed
 from sklearn_shapq.games import shapley_from_table
 
 TOP_PLAYERS = 12
 """K, the control's players: at d = 20 (xgboost's probability, breast cancer) the residual had 0.38-0.49x the error
 of the game with 12, 0.56-0.60x with 10 and 0.50-0.71x with 8 (Leverage SHAP with its surrogates, 100 to 1,000
-evaluations; the user guide). Its tables cost 2^(K+1) coalitions of each pair of rows through the trees."""
+evaluations; the user guide). Its tables cost 2^K coalitions of each pair of rows through the trees."""
 
 
 class TopPlayersControl:
@@ -54,6 +52,10 @@ class TopPlayersControl:
         self.path = path
         self.n_top = min(int(n_top), path.groups.n_players - 1)
 
+    def bytes_per_game(self, game: Any) -> int:
+        """Return the memory of one game's players and table (a game of ``game.n_outputs`` outputs)."""
+        return 8 * (self.n_top + (1 << self.n_top) * game.n_outputs)
+
     def tables(self, rows: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return each game's control players and tables, and each row's control values.
 
@@ -78,23 +80,14 @@ class TopPlayersControl:
         ValueError
             The link is not finite on a coalition (the model's own output is not either).
         """
-        path, n_top = self.path, self.n_top
+        path, n_top, n = self.path, self.n_top, rows.shape[0]
         inputs = preprocessed(path.preprocessing, rows)
-        groups = path.groups
         margin = path.sum_values(inputs)
         top = np.argsort(-np.abs(margin).sum(axis=2), axis=1, kind="stable")[:, :n_top]
-        part_rows = path.background.shape[0] // parts
-        players = np.repeat(top, parts, axis=0)
-        tables = np.empty((rows.shape[0] * parts, 1 << n_top, path.offset.shape[0]))
-        values = np.zeros((rows.shape[0], groups.n_players, path.offset.shape[0]))
-        for r, row_top in enumerate(top):
-            position = np.full(groups.n_players, n_top)  # the other players: one never in the coalitions
-            position[row_top] = np.arange(n_top)
-            restricted = copy.copy(path)
-            restricted.groups = FeatureGroups([str(k) for k in range(n_top + 1)], position[groups.player_of_column])
-            for j in range(parts):
-                restricted.background = path.background[j * part_rows : (j + 1) * part_rows]
-                tables[r * parts + j] = restricted._finite_table(inputs[r : r + 1])[0, : 1 << n_top]
-            row_table = tables[r * parts : (r + 1) * parts].mean(axis=0, keepdims=True)
-            values[r, row_top] = shapley_from_table(row_table, np)[0]
-        return players, tables, values
+        position = np.full((n, path.groups.n_players), -1)  # the other players: in no coalition (the backends' −1)
+        np.put_along_axis(position, top, np.arange(n_top)[None, :], axis=1)
+        tables = path.part_tables(inputs, position[:, path.groups.player_of_column], n_top, parts)
+        row_values = shapley_from_table(tables.reshape(n, parts, *tables.shape[1:]).mean(axis=1), np)
+        values = np.zeros((n, path.groups.n_players, path.offset.shape[0]))
+        np.put_along_axis(values, top[:, :, None], row_values, axis=1)
+        return np.repeat(top, parts, axis=0), tables, values

@@ -114,6 +114,21 @@ def test_the_table_is_the_linked_margin_on_every_hybrid_row(data):
             np.testing.assert_allclose(table[row, code], model.predict_proba(hybrid).mean(axis=0), rtol=1e-12)
 
 
+def test_columns_of_no_player_always_take_the_background_rows_values_in_the_table(data):
+    X, margin = data
+    model = LogisticRegression().fit(X, margin > 0)
+    x, background = X[:2], X[50:56]
+    players = np.array([-1, 1, 0, -1, 1])  # columns 0 and 3 in no coalition; 1 and 4 one player
+    table = linked_linear_table(model.coef_.T, x, background, model.intercept_, players, 2, "sigmoid")
+    for row in range(2):
+        for code in range(1 << 2):
+            hybrid = background.copy()
+            members = [j for j in range(D) if players[j] >= 0 and code >> players[j] & 1]
+            hybrid[:, members] = x[row, members]
+            expected = model.predict_proba(hybrid)[:, 1].mean()
+            np.testing.assert_allclose(table[row, code, 0], expected, rtol=1e-12)
+
+
 def test_the_interp_link_table_is_the_interpolated_margin_on_every_hybrid_row(data):
     X, margin = data
     coef, offset = np.array([[1.0], [-0.5], [2.0], [0.0], [0.3]]), np.array([0.2])

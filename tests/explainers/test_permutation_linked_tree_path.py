@@ -129,6 +129,23 @@ def test_the_table_holds_the_linked_trees_on_every_hybrid_row(data):
             np.testing.assert_allclose(table[row, code], expected, rtol=1e-9, atol=1e-12)
 
 
+def test_columns_of_no_player_always_take_the_background_rows_values(data):
+    X, missing, y = data
+    model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(missing, y > 0.5)
+    trees = extract_trees(model, 1, "margin")
+    offset = (model.decision_function(missing[:40]) - tree_predict(trees, missing[:40])[:, 0]).mean(keepdims=True)
+    x, background = missing[:2], missing[40:47]
+    players = np.array([1, -1, 0, -1, 2])  # columns 1 and 3 in no coalition; the others in a shuffled order
+    table = linked_tree_table(trees, x, background, offset, players, 3, "sigmoid")
+    for row in range(2):
+        for code in range(1 << 3):
+            hybrid = background.copy()
+            members = [j for j in range(D) if players[j] >= 0 and code >> players[j] & 1]
+            hybrid[:, members] = x[row, members]
+            expected = model.predict_proba(hybrid)[:, 1].mean()
+            np.testing.assert_allclose(table[row, code, 0], expected, rtol=1e-9, atol=1e-12)
+
+
 def test_a_stump_through_exp_has_the_closed_form_values():
     stump = TreeArrays(
         feature=np.array([0, -1, -1]),

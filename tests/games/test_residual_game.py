@@ -13,7 +13,7 @@ def test_residual_values_plus_the_controls_are_the_games_values():
     table = rng.normal(size=(3, 2**d))
     players = np.array([[3, 0], [1, 4], [2, 3]])
     control = rng.normal(size=(3, 4, 1))
-    residual = ResidualGame(TableGame(table), players, control)
+    residual = ResidualGame(TableGame(table), lambda: (players, control))
     for g in range(3):
 
         def value(coalition, g=g):
@@ -31,6 +31,28 @@ def test_residual_values_plus_the_controls_are_the_games_values():
     np.testing.assert_allclose(residual.empty_value[:, 0], table[:, 0] - control[:, 0, 0])
 
 
-def test_shapes_that_do_not_fit_the_games_are_refused():
+def test_shapes_that_do_not_fit_the_games_are_refused_where_first_needed():
+    residual = ResidualGame(TableGame(np.arange(8.0)), lambda: (np.array([[0, 1]]), np.zeros((1, 2, 1))))
     with pytest.raises(ValueError, match="do not fit 1 games"):
-        ResidualGame(TableGame(np.arange(8.0)), np.array([[0, 1]]), np.zeros((1, 2, 1)))
+        residual.full_value  # noqa: B018
+
+
+def test_the_control_is_asked_once_and_after_the_games_own_evaluations():
+    events = []
+
+    class RecordingGame(TableGame):
+        def evaluate(self, masks, games):
+            events.append("game")
+            return super().evaluate(masks, games)
+
+    def control():
+        events.append("control")
+        return np.array([[1]]), np.array([[0.0, 2.0]])[:, :, None]
+
+    residual = ResidualGame(RecordingGame(np.arange(8.0)[None]), control)
+    assert events == []
+    masks = np.array([[True, False, True], [False, True, False]])
+    values = residual.evaluate(masks, np.zeros(2, dtype=int))
+    residual.evaluate(masks, np.zeros(2, dtype=int))
+    assert events == ["game", "control", "game"]
+    np.testing.assert_array_equal(values[:, 0], [5.0 - 0.0, 2.0 - 2.0])
