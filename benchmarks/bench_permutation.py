@@ -45,9 +45,17 @@ ours. The overhead ratio is ours' median wall time divided by the median of (b),
 predicting every masked row ours needed at once; the ratio against (a) and on CPU time are
 reported too, as is the model time measured inside the instrumented run. (c) The in-run overhead
 ratio pairs the two within one run, so that the machine's speed, which drifts by 10-20% between
-runs on a shared machine, cancels: each repeat also runs ours with that recording callable
-(inputs not kept) and divides its wall time by the time its model calls took; the median of the
-repeats' ratios is reported.
+runs on a shared machine, cancels: each repeat also runs ours with its own model function wrapped
+to time its calls (``in_run_ours``: the same game, rows and control) and divides its wall time by
+the time those calls took; the median of the repeats' ratios is reported.
+
+With ``--classifier`` the model is an ``XGBClassifier`` with the same parameters, fitted to the target above its
+median, and the explained output is its probability of 1 (``output="probability"`` for ours,
+``predict_proba(X)[:, 1]`` for shap). The truth then enumerates all 2^d coalitions of each row through the trees
+and the sigmoid (``enumerated_probability_values``, checked against ``predict_proba`` on random hybrid rows first):
+shap's ``TreeExplainer(model_output="probability")`` is not the interventional values of the probability. Past 16
+features ``--sampler auto`` runs ``algorithm="auto"`` itself, which samples the probability less its top players'
+control variate; the in-run ratio (c) includes the control's tables.
 
 Warm-up calls (numba JIT compilation or cache loading for ours, numba JIT for shap's first call)
 are made before any timing and are reported separately.
@@ -72,9 +80,10 @@ RMSE spread), ``--budgets``, ``--quick``, ``--sampler`` (ours; default "antithet
 reference compares; ``--sampler auto`` times what the default samples, Leverage SHAP at d = 16 and
 these budgets (the default itself reads an xgboost model's trees: exact values, no sampling), with
 results in ``bench_permutation[_quick]_auto.json``), ``--profile`` (cProfile one explain call of ours at the
-largest budget and store the top entries), and ``--output`` (default
-``benchmarks/results/bench_permutation[_dD][_quick][_SAMPLER].json``: ``_dD`` for a ``--d`` other than
-the reference's 16, ``_quick`` with ``--quick``, ``_SAMPLER`` for a sampler other than "antithetic").
+largest budget and store the top entries), ``--classifier`` (above), and ``--output`` (default
+``benchmarks/results/bench_permutation[_dD][_classifier][_quick][_SAMPLER].json``: ``_dD`` for a ``--d``
+other than the reference's 16, ``_classifier`` with ``--classifier``, ``_quick`` with ``--quick``,
+``_SAMPLER`` for a sampler other than "antithetic").
 Every explainer runs with ``progress=False``.
 """
 
@@ -140,7 +149,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--output",
         default=None,
-        help="JSON output path (default benchmarks/results/bench_permutation[_dD][_quick][_SAMPLER].json)",
+        help="JSON output path (default benchmarks/results/bench_permutation[_dD][_classifier][_quick][_SAMPLER].json)",
     )
     args = p.parse_args()
     if args.quick:
