@@ -14,19 +14,16 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sklearn_shapq.backends._linked_trees import LINKS, _apply_link, _knots, part_rows, row_players
-from sklearn_shapq.backends._threads import run_ranges
+from sklearn_shapq.backends._linked_trees import _apply_link, linked_table
 
 
 @numba.njit(nogil=True, cache=True)
 def _linked_quadratic_kernel(
     rows: np.ndarray,
     background: np.ndarray,
-    quadratic: np.ndarray,
-    linear: np.ndarray,
-    offset: np.ndarray,
     player_of_column: np.ndarray,
     n_players: int,
+    offset: np.ndarray,
     link: int,
     log_odds: bool,
     clip: float,
@@ -35,6 +32,8 @@ def _linked_quadratic_kernel(
     out: np.ndarray,
     start: int,
     stop: int,
+    quadratic: np.ndarray,
+    linear: np.ndarray,
 ) -> None:  # pragma: no cover - numba
     parts = background.shape[0] // part_rows
     n_columns, n_outputs = linear.shape
@@ -146,38 +145,9 @@ def linked_quadratic_table(
     >>> table[0, :, 0].tolist()  # ∅, {0}, {1}, {0, 1}
     [0.0, 0.0, 0.0, 2.0]
     """
-    if not 0 <= n_players <= 30:
-        raise ValueError(f"n_players={n_players}: the table of 2^p coalitions takes p <= 30.")
     quadratic = np.ascontiguousarray(margin[0], dtype=np.float64)
     linear = np.ascontiguousarray(margin[1], dtype=np.float64)
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     background = np.ascontiguousarray(background, dtype=np.float64)
-    n, n_outputs = rows.shape[0], linear.shape[1]
-    per_part = part_rows(background.shape[0], parts)
-    out = np.zeros((n * parts, 1 << n_players, n_outputs))
-    players = row_players(player_of_column, n)
-    constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
-    code, curve = LINKS.index(link), _knots(knots)
-
-    def call(start: int, stop: int) -> None:
-        _linked_quadratic_kernel(
-            rows,
-            background,
-            quadratic,
-            linear,
-            constant,
-            players,
-            n_players,
-            code,
-            log_odds,
-            clip,
-            curve,
-            per_part,
-            out,
-            start,
-            stop,
-        )
-
-    run_ranges(call, n, 1, ranges_per_thread=4)
-    out /= per_part
-    return out
+    table_of = (rows, background, offset, player_of_column, n_players, linear.shape[1])
+    return linked_table(_linked_quadratic_kernel, (quadratic, linear), *table_of, link, log_odds, clip, knots, parts)

@@ -12,6 +12,7 @@ A link keeps the polynomial leaf tables from applying, so this is for a few play
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -62,6 +63,17 @@ def _apply_link(
 def _linked_table_kernel(
     rows: np.ndarray,
     background: np.ndarray,
+    player_of_column: np.ndarray,
+    n_players: int,
+    offset: np.ndarray,
+    link: int,
+    log_odds: bool,
+    clip: float,
+    knots: np.ndarray,
+    part_rows: int,
+    out: np.ndarray,
+    start: int,
+    stop: int,
     feature: np.ndarray,
     threshold: np.ndarray,
     left: np.ndarray,
@@ -72,18 +84,7 @@ def _linked_table_kernel(
     category_of_node: np.ndarray,
     category_left: np.ndarray,
     strict: bool,
-    player_of_column: np.ndarray,
-    n_players: int,
     max_depth: int,
-    offset: np.ndarray,
-    link: int,
-    log_odds: bool,
-    clip: float,
-    knots: np.ndarray,
-    part_rows: int,
-    out: np.ndarray,
-    start: int,
-    stop: int,
 ) -> None:  # pragma: no cover - numba
     parts = background.shape[0] // part_rows
     n_outputs = value.shape[1]
@@ -224,26 +225,53 @@ def linked_tree_table(
     >>> table[0, :, 0].round(4).tolist()  # ∅, {0}, {1}, {0, 1}
     [0.5, 0.7311, 0.5, 0.7311]
     """
+    rows, background = trees.inputs(rows), trees.inputs(background)
+    structure = (*trees.node_arrays, trees.strict, trees.max_depth)
+    table_of = (rows, background, offset, player_of_column, n_players, trees.value.shape[1])
+    return linked_table(_linked_table_kernel, structure, *table_of, link, log_odds, clip, knots, parts)
+
+
+def linked_table(
+    kernel: Callable[..., None],
+    structure: tuple,
+    rows: np.ndarray,
+    background: np.ndarray,
+    offset: np.ndarray,
+    player_of_column: np.ndarray,
+    n_players: int,
+    n_outputs: int,
+    link: str,
+    log_odds: bool,
+    clip: float,
+    knots: np.ndarray | None,
+    parts: int,
+) -> np.ndarray:
+    """Run a linked-table kernel on the rows' ranges in parallel and return each part's mean (n · parts, 2^p, k).
+
+    ``kernel(rows, background, players, n_players, offset, link, log_odds, clip, knots, part_rows, out, start,
+    stop, *structure)`` adds each pair of rows' table through the link into ``out[r · parts + j]``; the other
+    parameters are those of :func:`linked_tree_table`, ``structure`` what the kernel reads (trees, weights).
+
+    Raises
+    ------
+    ValueError
+        More than 30 players, or ``parts`` does not divide the background.
+    """
     if not 0 <= n_players <= 30:
         raise ValueError(f"n_players={n_players}: the table of 2^p coalitions takes p <= 30.")
-    rows, background = trees.inputs(rows), trees.inputs(background)
-    n, n_outputs = rows.shape[0], trees.value.shape[1]
+    n = rows.shape[0]
     per_part = part_rows(background.shape[0], parts)
     out = np.zeros((n * parts, 1 << n_players, n_outputs))
-    arrays = trees.node_arrays
     players = row_players(player_of_column, n)
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)
 
     def call(start: int, stop: int) -> None:
-        _linked_table_kernel(
+        kernel(
             rows,
             background,
-            *arrays,
-            trees.strict,
             players,
             n_players,
-            trees.max_depth,
             constant,
             code,
             log_odds,
@@ -253,6 +281,7 @@ def linked_tree_table(
             out,
             start,
             stop,
+            *structure,
         )
 
     run_ranges(call, n, 1, ranges_per_thread=4)

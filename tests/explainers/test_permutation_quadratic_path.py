@@ -103,6 +103,25 @@ def test_the_table_is_the_margin_on_every_hybrid_row_whatever_the_players():
             np.testing.assert_allclose(table[row, code], margin.mean(axis=0), rtol=1e-12, atol=1e-12)
 
 
+def test_the_table_of_each_rows_own_players_and_background_parts_is_the_margin_on_its_hybrid_rows():
+    rng = np.random.default_rng(4)
+    quadratic, linear, offset = rng.normal(size=(D, D, 1)), rng.normal(size=(D, 1)), rng.normal(size=1)
+    x, background = rng.normal(size=(2, D)), rng.normal(size=(6, D))
+    players = np.array([[0, -1, 1, 1, -1], [-1, 0, 0, 1, 1]])  # each row its own; −1: in no coalition
+    table = linked_quadratic_table((quadratic, linear), x, background, offset, players, 2, "sigmoid", parts=3)
+    assert table.shape == (6, 4, 1)
+    for row in range(2):
+        for part in range(3):
+            rows_of_part = background[2 * part : 2 * part + 2]
+            for code in range(1 << 2):
+                hybrid = rows_of_part.copy()
+                columns = [j for j in range(D) if players[row, j] >= 0 and code >> players[row, j] & 1]
+                hybrid[:, columns] = x[row, columns]
+                margin = offset + hybrid @ linear + np.einsum("nj,jmk,nm->nk", hybrid, quadratic, hybrid)
+                expected = (1 / (1 + np.exp(-margin))).mean(axis=0)
+                np.testing.assert_allclose(table[row * 3 + part, code], expected, rtol=1e-12, atol=1e-14)
+
+
 def test_feature_groups_and_pairs_are_the_enumerated_ones(data):
     X, score = data
     frame = pd.DataFrame(X, columns=list("abcde"))
