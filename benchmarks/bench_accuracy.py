@@ -37,7 +37,8 @@ and, outside the main table (``--problems``), more models without structure to r
 ``mlp_cancer10`` (StandardScaler + MLPClassifier(32, 32) on breast cancer's first 10 features, its
 probability), ``mlp_diabetes10`` (StandardScaler + MLPRegressor(64, 64) on ``load_diabetes``) and
 ``mlp_classification12`` (StandardScaler + MLPClassifier(64, 32) on ``make_classification(1000, 12,
-n_informative=6, n_redundant=2, random_state=0)``, its probability); and a survey of families kept
+n_informative=6, n_redundant=2, random_state=0)``, its probability), ``mlp_tanh_classification12`` (the same
+with tanh units, exact since the network path's bound is 2^27); and a survey of families kept
 aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC probability),
 ``gnb_cancer12`` (GaussianNB), ``lda_cancer12``, ``qda_classification10``, ``ada_diabetes10``
 (AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
@@ -359,6 +360,15 @@ def problems() -> dict[str, Problem]:
             classification12,
             lambda: make_pipeline(
                 StandardScaler(), MLPClassifier(hidden_layer_sizes=(64, 32), max_iter=2000, random_state=0)
+            ),
+            output="probability",
+            **small,
+        ),
+        "mlp_tanh_classification12": Problem(
+            classification12,
+            lambda: make_pipeline(
+                StandardScaler(),
+                MLPClassifier(hidden_layer_sizes=(64, 32), activation="tanh", max_iter=2000, random_state=0),
             ),
             output="probability",
             **small,

@@ -38,16 +38,16 @@ Recorded for each method and budget:
   is noisy, so this is what "equal accuracy within noise" is judged on.
 
 Pure model time: ``booster.inplace_predict`` alone, on the very rows ours sent to the model. Those
-rows are captured in an untimed instrumented run, in which ours gets a callable doing exactly
-``booster.inplace_predict``, so it sees the same game, batches and rows. They are then timed (a) in
+rows are captured in an untimed instrumented run of ours, whose model function records its calls
+(``recorded_ours``: the same game, batches, rows and control). They are then timed (a) in
 ours' own batches and (b) in one single call on all of them, interleaved with the timed runs of
 ours. The overhead ratio is ours' median wall time divided by the median of (b), the model alone
 predicting every masked row ours needed at once; the ratio against (a) and on CPU time are
 reported too, as is the model time measured inside the instrumented run. (c) The in-run overhead
 ratio pairs the two within one run, so that the machine's speed, which drifts by 10-20% between
-runs on a shared machine, cancels: each repeat also runs ours with its own model function wrapped
-to time its calls (``in_run_ours``: the same game, rows and control) and divides its wall time by
-the time those calls took; the median of the repeats' ratios is reported.
+runs on a shared machine, cancels: each repeat also runs ours recording its calls (inputs not
+kept) and divides its wall time by the time those calls took; the median of the repeats' ratios is
+reported.
 
 With ``--classifier`` the model is an ``XGBClassifier`` with the same parameters, fitted to the target above its
 median, and the explained output is its probability of 1 (``output="probability"`` for ours,
@@ -92,6 +92,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -250,8 +251,12 @@ class CountingModel:
         self.inputs: list[np.ndarray] = []
 
     def __call__(self, Z):
+        return self.record(self.f, Z)
+
+    def record(self, f, Z):
+        """Return ``f(Z)``, counted and timed."""
         w0, c0 = time.perf_counter(), time.process_time()
-        out = self.f(Z)
+        out = f(Z)
         self.wall += time.perf_counter() - w0
         self.cpu += time.process_time() - c0
         self.calls += 1
@@ -345,27 +350,26 @@ def run_ours(model, bg, Xex, budget, seed, sampler, n_jobs=None):
     return explainer, expl, wall, cpu
 
 
-def in_run_ours(model, bg, Xex, budget, sampler):
-    """Run ours (seed 0) with its model function's calls timed inside it: (wall time, time in the model).
+def recorded_ours(model, bg, Xex, budget, sampler, keep_inputs=True):
+    """Run ours (seed 0) with the model function ``explain`` builds recording its calls (and inputs, by default).
 
-    The model function ``explain`` builds is wrapped in a :class:`CountingModel` (inputs not kept), so the
-    game, the batches, the rows and any control variate are exactly those of the timed runs.
+    The function is wrapped in a :class:`CountingModel`, so the game, the batches, the rows and any control variate
+    are exactly those of the timed runs. Returns (counting, explainer, explanation, wall time, CPU time).
     """
     explainer = ours_explainer(model, bg, budget, 0, sampler)
-    counters = []
+    counting = CountingModel(None, keep_inputs=keep_inputs)
     original = _permutation.make_model_function
 
     def recording(*args, **kwargs):
         function = original(*args, **kwargs)
-        counters.append(CountingModel(function.predict))
-        return dataclasses.replace(function, predict=counters[-1])
+        return dataclasses.replace(function, predict=functools.partial(counting.record, function.predict))
 
     _permutation.make_model_function = recording
     try:
-        _, wall, _ = timed(lambda: explainer.explain(Xex))
+        expl, wall, cpu = timed(lambda: explainer.explain(Xex))
     finally:
         _permutation.make_model_function = original
-    return wall, sum(counter.wall for counter in counters)
+    return counting, explainer, expl, wall, cpu
 
 
 def run_shap(model, masker, Xex, budget, seed):
@@ -375,21 +379,6 @@ def run_shap(model, masker, Xex, budget, seed):
         lambda: shap.PermutationExplainer(counting, masker, seed=seed)(Xex, max_evals=budget, silent=True)
     )
     return counting, expl, wall, cpu
-
-
-def instrumented_ours(booster, bg, Xex, budget, sampler, keep_inputs=True):
-    """Run ours with a callable that records every model call of ``explain`` (and its inputs, by default).
-
-    The callable does exactly what ours does for an xgboost regressor (``booster.inplace_predict``),
-    so the game, the batches and the rows are those of the timed runs.
-    """
-    counting = CountingModel(lambda Z: booster.inplace_predict(Z), keep_inputs=keep_inputs)
-    explainer = PermutationShapExplainer(
-        counting, algorithm=sampler, max_evals=budget, background_size=None, random_state=0, progress=False
-    ).fit(bg)
-    counting.reset()  # fit evaluated the background once (base value); count explain only
-    expl, wall, cpu = timed(lambda: explainer.explain(Xex))
-    return counting, explainer, expl, wall, cpu
 
 
 def time_model_replay(booster, batches, repeats):
@@ -500,7 +489,7 @@ def main() -> int:
         row: dict = {"max_evals": budget}
 
         # 1. untimed instrumented run of ours: same game and batches, with a callable recording calls
-        inst, inst_explainer, inst_expl, inst_wall, inst_cpu = instrumented_ours(booster, bg, Xex, budget, args.sampler)
+        inst, inst_explainer, inst_expl, inst_wall, inst_cpu = recorded_ours(model, bg, Xex, budget, args.sampler)
 
         # 2. timing: repeats with seed 0, interleaved with the model alone on the very rows ours sent
         sizes = inst.sizes
@@ -527,8 +516,8 @@ def main() -> int:
             if shap_values is None:
                 shap_values, shap_expl, shap_counting = e_shap.values, e_shap, counting
             # (c) in the same run: ours' wall time over the time its own model calls took inside it
-            w, inside = in_run_ours(model, bg, Xex, budget, args.sampler)
-            in_run.append(w / inside)
+            paired, _, _, w, _ = recorded_ours(model, bg, Xex, budget, args.sampler, keep_inputs=False)
+            in_run.append(w / paired.wall)
             w, c, _ = time_model_replay(booster, [big], 1)  # (b) one call on all the rows
             single_all.append(w)
             single_call.append(c)

@@ -108,11 +108,13 @@ TREE_RTOL = {False: 1e-9, True: 1e-5}
 NEIGHBOR_MAX_WORK = 1 << 23
 """Most training rows × 2^p of the neighbours path, its cost per pair of rows: near it (1,900 rows, d = 12) the
 path took half the time of "leverage_cv" at its default budget (``benchmarks/bench_linked_paths.py``)."""
-NETWORK_MAX_WORK = 1 << 25
+NETWORK_MAX_WORK = 1 << 27
 """Most work of the network path per pair of rows, 2^p × its work per coalition (in a later layer's multiply-adds,
-:attr:`~sklearn_shapq.explainers._network_models.Network.work_per_coalition`). Near it (an MLP of (64, 64) units at
-d = 12, 100 × 100 rows) the path took 1.15x the time of "leverage_cv" at its default budget; at half of it (64, 32)
-0.9x (``benchmarks/bench_linked_paths.py``)."""
+:attr:`~sklearn_shapq.explainers._network_models.Network.work_per_coalition`). Near it (100 background rows, 20 rows)
+the path took 3.1x the time of "leverage_cv" at its default budget for a tanh MLP of (64, 32) units at d = 12, 5.2x
+for a ReLU one of (64, 64) at d = 14, and 1.3-1.8x further below it: exact values for at most a few times the time
+of sampling, where sampling had 0.46-0.65x the best peer's error (a tanh MLP's probability at d = 12, 5d to 50d;
+shapiq's regression estimators do well on smooth networks). At 2^25, 1.15x for a ReLU (64, 64) at d = 12."""
 KERNEL_UNITS_MAX_WORK = 1 << 20
 """Most 2^p × work per coalition and anchor of a kernel machine on the network path (its units; the model's own output
 costs the same per anchor, so the bound is on the players alone): a Matérn or RBF kernel to 12 players, a
@@ -330,12 +332,12 @@ class StructurePath(ABC):
         """
         return self._checked_finite(self._table(inputs))
 
-    def _checked_finite(self, table: np.ndarray) -> np.ndarray:
-        """Return the games ``table`` (n, 2^p, k), refused where one is not finite (:meth:`_finite_table`)."""
-        finite = np.isfinite(table).all(axis=(1, 2))
+    def _checked_finite(self, table: np.ndarray, parts: int = 1) -> np.ndarray:
+        """Return the games ``table`` (n · parts, 2^p, k), refused where one is not finite (:meth:`_finite_table`)."""
+        finite = np.isfinite(table).all(axis=(1, 2)).reshape(-1, parts).all(axis=1)  # by explained row
         if not finite.all():
             raise ValueError(
-                f"The model's output is NaN or infinite on hybrid rows of {int((~finite).sum())} of {table.shape[0]} "
+                f"The model's output is NaN or infinite on hybrid rows of {int((~finite).sum())} of {finite.shape[0]} "
                 f"explained rows (the first: row {int(np.argmin(finite))} of its block), as read from the model "
                 f"({self.structure}): Shapley values of such outputs are not defined."
             )
@@ -437,7 +439,7 @@ class LinkedSumPath(StructurePath):
         ValueError
             A game is not finite (:meth:`_finite_table`).
         """
-        return self._checked_finite(self._linked_table(inputs, player_of_column, n_players, parts))
+        return self._checked_finite(self._linked_table(inputs, player_of_column, n_players, parts), parts)
 
     def _linked_table(
         self, inputs: np.ndarray, player_of_column: np.ndarray, n_players: int, parts: int = 1

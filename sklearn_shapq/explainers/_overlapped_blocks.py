@@ -5,7 +5,8 @@ them one at a time while it waits for the blocks: the model is called as before,
 thread with its thread-local settings (``sklearn.config_context``, ``torch.no_grad``), and what
 overlaps is the estimators' work after each call (regressions, surrogate fits: numba kernels that
 release the GIL). Each block's result depends on that block alone and the results come back in
-order, so the values are those of working block after block.
+order, so the values are those of working block after block. (A control variate's tables, where the
+permutation explainer uses one, are computed on a third thread: ``PermutationShapExplainer._estimate``.)
 """
 
 from __future__ import annotations

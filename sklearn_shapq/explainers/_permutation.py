@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, nullcontext
 from numbers import Integral, Real
 from typing import Any, cast
 
 import numba
 import numpy as np
+import sklearn
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -1002,7 +1004,9 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         """
         parts = self.background_parts_
         with game_of(slice(0, 1)) as probe:  # the block sizes (no model call)
+            # the control's tables: three blocks' alive where the blocks' bound counts two (one is asked ahead)
             control_bytes = 0 if control_of is None or self._control is None else self._control.bytes_per_game(probe)
+            control_bytes = 3 * control_bytes // 2
             games_step = self._games_per_block(probe, estimator, control_bytes)
             overlap = self._overlaps(probe)
             model_rows_per_row = parts * max(1, estimator.n_evals - 2) * probe.rows_per_coalition
@@ -1014,14 +1018,14 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         merge = BackgroundPartsMerge(n_rows, self.feature_groups_.n_players, self.n_outputs_, parts)
 
         def block_estimates(
-            block: tuple[slice, Future | None], caller: CallerThread
+            block: tuple[slice, Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] | None], caller: CallerThread
         ) -> tuple[list, Any, int, int, tuple[slice, np.ndarray] | None]:
             rows, control = block
             block_keys = split_keys(keys[rows], parts) if parts > 1 else keys[rows]
             with game_of(rows, caller.call if overlap else None) as game:
                 players: Game = game if self.feature_groups is None else GroupedGame(game, self.feature_groups_)
-                if control is not None:  # its tables are computed while the block's model calls run
-                    players = ResidualGame(players, lambda: control.result()[:2])
+                if control is not None:  # asked for after the block's model calls
+                    players = ResidualGame(players, lambda: control()[:2])
                 game.full_value  # v(N) = f(x) of the block's rows: one model call  # noqa: B018
                 estimates = []
                 for first in range(0, players.n_games, games_step):
@@ -1032,27 +1036,39 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     else:
                         estimate = estimator.estimate(players, games, block_keys[games])
                     estimates.append((rows.start + games // parts, estimate))
-                exact = None if control is None else (rows, control.result()[2])
+                exact = None if control is None else (rows, control()[2])
                 return estimates, game.backend, game.n_model_rows, game.n_model_calls, exact
 
         blocks = [slice(start, min(start + rows_step, n_rows)) for start in range(0, n_rows, rows_step)]
-        controls_pool = ThreadPoolExecutor(  # the controls' tables, block after block, as the blocks start
-            1,
-            thread_name_prefix="sklearn_shapq-control",
-            initializer=numba.set_num_threads,
-            initargs=(numba.get_num_threads(),),
-        )
+        config = sklearn.get_config()  # the caller's scikit-learn settings, for the preprocessing the control runs
+        controls_pool = None
+        if control_of is not None and overlap:
+            controls_pool = ThreadPoolExecutor(
+                1,
+                thread_name_prefix="sklearn_shapq-control",
+                initializer=numba.set_num_threads,
+                initargs=(numba.get_num_threads(),),
+            )
 
-        def blocks_and_controls() -> Iterator[tuple[slice, Future | None]]:
-            """Each block and its control's future, asked one block ahead: ready when the block's model calls end."""
+        def control_tables(rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            with sklearn.config_context(**config):
+                return cast(Callable, control_of)(rows)
+
+        def blocks_and_controls() -> Iterator[tuple[slice, Callable[[], tuple] | None]]:
+            """Each block and its control's tables (a function, called where needed).
+
+            Where blocks overlap, the tables are computed on a thread of their own, block after block, asked one
+            block ahead, so that they are ready when the block's model calls end; else on the block's thread.
+            """
             if control_of is None:
                 yield from ((rows, None) for rows in blocks)
-                return
-            ahead = [controls_pool.submit(control_of, blocks[0])] if blocks else []
-            for index, rows in enumerate(blocks):
-                if index + 1 < len(blocks):
-                    ahead.append(controls_pool.submit(control_of, blocks[index + 1]))
-                yield rows, ahead.pop(0)
+            elif controls_pool is None:
+                yield from ((rows, functools.cache(functools.partial(control_of, rows))) for rows in blocks)
+            else:
+                ahead = [controls_pool.submit(control_tables, rows) for rows in blocks[:1]]
+                for index, rows in enumerate(blocks):
+                    ahead += [controls_pool.submit(control_tables, later) for later in blocks[index + 1 : index + 2]]
+                    yield rows, ahead.pop(0).result
 
         model_rows = model_calls = 0
         controls = []
@@ -1064,7 +1080,8 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
                     model_rows, model_calls = model_rows + block_rows, model_calls + block_calls
                     controls += [] if exact is None else [exact]
         finally:
-            controls_pool.shutdown(wait=True, cancel_futures=True)
+            if controls_pool is not None:
+                controls_pool.shutdown(wait=True, cancel_futures=True)
         rows_estimate = merge.result()
         for rows, control_values in controls:  # the control's exact values, which the residuals' estimates lack
             rows_estimate.values[rows] += control_values

@@ -22,9 +22,9 @@ class ResidualGame(Game):
     game : Game
     control : callable
         ``control()`` returns each game's control players K_g (int array (n_games, K)) and the control on every
-        coalition of them (array (n_games, 2^K, n_outputs)). It is called once, where first needed: after the
-        game's own evaluations, so that it may still be computing elsewhere while the model runs (a
-        ``Future``'s ``result``).
+        coalition of them (array (n_games, 2^K, n_outputs)). It is called where first needed, after the game's
+        own evaluations, so that it may still be computing elsewhere while the model runs (a ``Future``'s
+        ``result``), and kept (called again only after it raised).
 
     Examples
     --------

@@ -198,7 +198,7 @@ def test_beyond_the_enumerated_work_auto_samples_and_the_explicit_path_refuses()
     sampled = PermutationShapExplainer(model, background_size=10, progress=False).fit(X)
     assert sampled.algorithm_ != "network"
     assert any(reason.startswith("network: ") and "work per coalition" in reason for reason in sampled.exact_refusals_)
-    with pytest.raises(ValueError, match=r"2\^p × \d+ \(its work per coalition\).* into at most 11 players"):
+    with pytest.raises(ValueError, match=r"2\^p × \d+ \(its work per coalition\).* into at most 13 players"):
         PermutationShapExplainer(model, algorithm="network", background_size=10, progress=False).fit(X)
     narrow = _fitted(MLPRegressor(hidden_layer_sizes=(4,), max_iter=5, random_state=0), X, X[:, 0])
     assert PermutationShapExplainer(narrow, background_size=10, progress=False).fit(X).algorithm_ == "network"

@@ -1,11 +1,17 @@
 """Past 16 players, "auto" samples a linked sum's game (a boosted or logistic probability) less its top players'."""
 
+import threading
+
+import numba
 import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, PoissonRegressor
 
 from sklearn_shapq import PermutationShapExplainer
+from sklearn_shapq._feature_groups import FeatureGroups
+from sklearn_shapq.explainers._exact_paths import linked_structure
+from sklearn_shapq.explainers._top_players_control import TopPlayersControl
 
 D = 17
 
@@ -71,3 +77,38 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(problem):
     batch = _explain(model, background, rows, "auto", 1).values
     alone = _explain(model, background, rows[1:], "auto", 1).values
     np.testing.assert_array_equal(alone[0], batch[1])
+
+
+def test_the_tables_run_on_a_thread_of_their_own_only_where_blocks_overlap(problem, monkeypatch):
+    """With ``n_jobs`` (model calls on threads) or one numba thread, nothing runs beside the user's threads."""
+    if numba.get_num_threads() < 2:
+        pytest.skip("blocks overlap with two numba threads or more")
+    model, background, rows, _ = problem
+    threads = []
+    tables = TopPlayersControl.tables
+
+    def recording(self, *args):
+        threads.append(threading.current_thread().name)
+        return tables(self, *args)
+
+    monkeypatch.setattr(TopPlayersControl, "tables", recording)
+    settings = {"output": "probability", "max_evals": 10 * D, "background_size": None, "random_state": 0}
+    overlapped = PermutationShapExplainer(model, **settings).fit(background).explain(rows)
+    assert threads and all(name.startswith("sklearn_shapq-control") for name in threads)
+    threads.clear()
+    threaded = PermutationShapExplainer(model, n_jobs=2, **settings).fit(background).explain(rows)
+    assert threads and not any(name.startswith("sklearn_shapq-control") for name in threads)
+    np.testing.assert_array_equal(threaded.values, overlapped.values)
+
+
+def test_a_control_that_overflows_names_the_explained_row_not_the_background_part():
+    rng = np.random.default_rng(0)
+    d = 18
+    X = rng.normal(size=(300, d))
+    model = PoissonRegressor().fit(X, rng.poisson(np.exp(0.5 * X[:, 0])))
+    groups = FeatureGroups([str(j) for j in range(d)], np.arange(d))
+    path = linked_structure(model, "predict", X[:8], model.predict(X[:8])[:, None], groups)
+    rows = X[100:103].copy()
+    rows[2, 0] = 1e5 / model.coef_[0]  # row 2's margin overflows the exp on its coalitions with player 0
+    with pytest.raises(ValueError, match=r"infinite on hybrid rows of 1 of 3 explained rows \(the first: row 2 "):
+        TopPlayersControl(path).tables(rows, parts=4)
