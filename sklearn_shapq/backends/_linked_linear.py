@@ -37,6 +37,7 @@ def _linked_linear_kernel(
     table = np.empty((n_coalitions, n_outputs))
     delta = np.empty((n_players, n_outputs))
     for i in range(start, stop):
+        players = player_of_column[i]
         for b in range(background.shape[0]):
             delta[:] = 0.0
             for k in range(n_outputs):
@@ -44,8 +45,8 @@ def _linked_linear_kernel(
             for j in range(n_columns):
                 for k in range(n_outputs):
                     table[0, k] += coef[j, k] * background[b, j]
-                    if player_of_column[i, j] >= 0:  # player −1: in no coalition, always z's value
-                        delta[player_of_column[i, j], k] += coef[j, k] * (rows[i, j] - background[b, j])
+                    if players[j] >= 0:  # player −1: in no coalition, always z's value
+                        delta[players[j], k] += coef[j, k] * (rows[i, j] - background[b, j])
             for player in range(n_players):
                 bit = 1 << player
                 for c in range(bit):

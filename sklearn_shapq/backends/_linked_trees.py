@@ -134,25 +134,6 @@ def _linked_table_kernel(
                     out[game, c, k] += table[c, k]
 
 
-def row_players(player_of_column: np.ndarray, n_rows: int) -> np.ndarray:
-    """Return each row's players of the columns (n, d), contiguous: ``player_of_column`` (d,) or (n, d)."""
-    players = np.asarray(player_of_column, dtype=np.int64)
-    return np.ascontiguousarray(np.broadcast_to(players, (n_rows, players.shape[-1])))
-
-
-def part_rows(n_background: int, parts: int) -> int:
-    """Return the background rows of each of ``parts`` consecutive equal parts.
-
-    Raises
-    ------
-    ValueError
-        ``parts`` does not divide the background's rows.
-    """
-    if parts < 1 or n_background % parts:
-        raise ValueError(f"parts={parts} does not divide the {n_background} background rows into equal parts.")
-    return n_background // parts
-
-
 def apply_link(
     sums: np.ndarray, link: str, log_odds: bool = False, clip: float = 0.0, knots: np.ndarray | None = None
 ) -> np.ndarray:
@@ -259,10 +240,12 @@ def linked_table(
     """
     if not 0 <= n_players <= 30:
         raise ValueError(f"n_players={n_players}: the table of 2^p coalitions takes p <= 30.")
-    n = rows.shape[0]
-    per_part = part_rows(background.shape[0], parts)
+    if parts < 1 or background.shape[0] % parts:
+        raise ValueError(f"parts={parts} does not divide the {background.shape[0]} background rows into equal parts.")
+    n, per_part = rows.shape[0], background.shape[0] // parts
     out = np.zeros((n * parts, 1 << n_players, n_outputs))
-    players = row_players(player_of_column, n)
+    players = np.asarray(player_of_column, dtype=np.int64)  # each row's: (d,) or (n, d)
+    players = np.ascontiguousarray(np.broadcast_to(players, (n, players.shape[-1])))
     constant = np.ascontiguousarray(offset, dtype=np.float64).reshape(n_outputs)
     code, curve = LINKS.index(link), _knots(knots)
 
