@@ -244,8 +244,12 @@ class LeverageAlgorithm(ShapleyAlgorithm):
 
     @staticmethod
     def row_bytes(n_coalitions: int, d: int, n_outputs: int) -> int:
-        """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices."""
-        return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs) + 8 * 2**14
+        """Working memory of one row's regression: masks and their floats, values, the jackknife's normal matrices.
+
+        The draws of a listed class without replacement take O(``ENUMERATED_CLASS_SIZE``) once per call, whatever
+        the number of games (:func:`keyed_distinct_items`): no part of a game's.
+        """
+        return 8 * n_coalitions * (3 * d + 3 * n_outputs) + 8 * (JACKKNIFE_GROUPS + 2) * d * (d + n_outputs)
 
     def coalitions(self, keys: np.ndarray, parts: RowParts | None = None) -> np.ndarray:
         """Return the 2P coalitions of each game (B, 2P, d): pair p as rows 2p (S) and 2p + 1 (N ∖ S).

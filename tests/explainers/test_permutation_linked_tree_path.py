@@ -15,6 +15,7 @@ from sklearn.ensemble import (
 
 from sklearn_shapq import PermutationShapExplainer
 from sklearn_shapq.backends import TreeArrays, linked_tree_table, tree_predict
+from sklearn_shapq.backends._linked_trees import _zeta_transform
 from sklearn_shapq.explainers._tree_models import extract_trees
 from tests.brute_force import brute_force_shapley, faith_interactions, interventional_value
 
@@ -127,6 +128,17 @@ def test_the_table_holds_the_linked_trees_on_every_hybrid_row(data):
             hybrid[:, members] = x[row, members]
             expected = _logit(model.predict_proba(hybrid)).mean(axis=0)
             np.testing.assert_allclose(table[row, code], expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_players", range(9))
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_the_zeta_transform_sums_each_coalitions_subsets(n_players, n_outputs):
+    """Players three at a time, then one at a time: every count of players, each remainder of three."""
+    moebius = np.random.default_rng(n_players).normal(size=(1 << n_players, n_outputs))
+    flat = moebius.ravel().copy()
+    _zeta_transform(flat, n_players, n_outputs)
+    expected = [moebius[[u for u in range(1 << n_players) if u & s == u]].sum(axis=0) for s in range(1 << n_players)]
+    np.testing.assert_allclose(flat.reshape(-1, n_outputs), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_columns_of_no_player_always_take_the_background_rows_values(data):
