@@ -68,28 +68,28 @@ def _zeta_transform(flat: np.ndarray, n_players: int, n_outputs: int) -> None:  
     order as player after player, one pass each.
     """
     size = flat.shape[0]
-    j = 0
-    while j + 2 < n_players:
-        span = (1 << j) * n_outputs  # the coalitions without player j and their outputs: contiguous
+    first = 0
+    while first + 2 < n_players:
+        span = (1 << first) * n_outputs  # the coalitions without player `first` and their outputs: contiguous
         for high in range(0, size, 8 * span):
             for low in range(high, high + span):
                 a0, a1, a2, a3 = flat[low], flat[low + span], flat[low + 2 * span], flat[low + 3 * span]
                 a4, a5, a6, a7 = flat[low + 4 * span], flat[low + 5 * span], flat[low + 6 * span], flat[low + 7 * span]
-                a1 += a0  # player j
+                a1 += a0  # player first
                 a3 += a2
                 a5 += a4
                 a7 += a6
-                a2 += a0  # player j + 1
+                a2 += a0  # player first + 1
                 a3 += a1
                 a6 += a4
                 a7 += a5
                 flat[low + span], flat[low + 2 * span], flat[low + 3 * span] = a1, a2, a3
-                flat[low + 4 * span] = a4 + a0  # player j + 2
+                flat[low + 4 * span] = a4 + a0  # player first + 2
                 flat[low + 5 * span] = a5 + a1
                 flat[low + 6 * span] = a6 + a2
                 flat[low + 7 * span] = a7 + a3
-        j += 3
-    for j in range(j, n_players):
+        first += 3
+    for j in range(first, n_players):
         span = (1 << j) * n_outputs
         for high in range(0, size, 2 * span):
             for low in range(span):
