@@ -498,11 +498,13 @@ class TreePath(LinkedSumPath):
     def _table_source(self) -> tuple[Callable[..., np.ndarray], Any]:
         return linked_tree_table, self.trees
 
-    def sum_values(self, inputs: np.ndarray) -> np.ndarray:
-        """Exact values (n, p, k) of the trees' sum (no link) of rows in its input units, by the leaf tables."""
-        return tree_shapley_values(
-            self.trees, inputs, self.background, self.groups.player_of_column, self.groups.n_players
-        )
+    def sum_values(self, inputs: np.ndarray, background: np.ndarray | None = None) -> np.ndarray:
+        """Exact values (n, p, k) of the trees' sum (no link) of rows in its input units, by the leaf tables.
+
+        ``background``: rows in its input units to take the values against; by default the path's.
+        """
+        background = self.background if background is None else background
+        return tree_shapley_values(self.trees, inputs, background, self.groups.player_of_column, self.groups.n_players)
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Exact Shapley values of rows (n, d): (n, p, k); of the trees' sum by the leaf tables."""
@@ -572,12 +574,13 @@ class LinearPath(LinkedSumPath):
 
         return self._blocks(rows, "explaining interactions", additive)
 
-    def sum_values(self, inputs: np.ndarray) -> np.ndarray:
+    def sum_values(self, inputs: np.ndarray, background: np.ndarray | None = None) -> np.ndarray:
         """Exact values (n, p, k) of the margin (no link) of rows in its input units, the game being additive.
 
-        φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j).
+        φ_i = Σ_{j ∈ player i} w_j (x_j − mean_z z_j); ``background``: the z, by default the path's.
         """
-        columns = (inputs - self.background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
+        background = self.background if background is None else background
+        columns = (inputs - background.mean(axis=0))[:, :, None] * self.coef[None]  # (n, d, k)
         membership = np.eye(self.groups.n_players)[self.groups.player_of_column]  # (d, p): a column's player
         return np.einsum("ndk,dp->npk", columns, membership)
 

@@ -25,6 +25,23 @@ of the game with 12, 0.56-0.60x with 10 and 0.50-0.71x with 8 (Leverage SHAP wit
 evaluations; the user guide). Its tables cost 2^K coalitions of each pair of rows through the trees."""
 
 
+RANKING_ROWS = 16
+"""Background rows the sum's exact values rank the players against: evenly spaced, the same for every row (the
+values against all rows took a third of the control's time)."""
+
+
+def ranking_rows(background: np.ndarray) -> np.ndarray:
+    """Return at most :data:`RANKING_ROWS` evenly spaced rows of ``background``.
+
+    Examples
+    --------
+    >>> ranking_rows(np.arange(40.0)[:, None]).ravel().tolist()[:4]
+    [0.0, 2.0, 5.0, 7.0]
+    """
+    n = background.shape[0]
+    return background if n <= RANKING_ROWS else background[np.arange(RANKING_ROWS) * n // RANKING_ROWS]
+
+
 class TopPlayersControl:
     """The game of each row's top players, from a tree ensemble read through its link, as a control variate.
 
@@ -82,7 +99,7 @@ class TopPlayersControl:
         """
         path, n_top, n = self.path, self.n_top, rows.shape[0]
         inputs = preprocessed(path.preprocessing, rows)
-        margin = path.sum_values(inputs)
+        margin = path.sum_values(inputs, ranking_rows(path.background))
         top = np.argsort(-np.abs(margin).sum(axis=2), axis=1, kind="stable")[:, :n_top]
         position = np.full((n, path.groups.n_players), -1)  # the other players: in no coalition (the backends' −1)
         np.put_along_axis(position, top, np.arange(n_top)[None, :], axis=1)
