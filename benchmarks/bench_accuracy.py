@@ -42,7 +42,8 @@ with tanh units, exact since the network path's bound is 2^27); and a survey of 
 aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC probability),
 ``gnb_cancer12`` (GaussianNB), ``lda_cancer12``, ``qda_classification10``, ``ada_diabetes10``
 (AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
-cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``knnc_cancer10`` (k-NN
+cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``polyridge3_friedman10`` (scaler,
+PolynomialFeatures(3), Ridge), ``gpc_cancer10`` (scaler and GaussianProcessClassifier, its probability), ``knnc_cancer10`` (k-NN
 classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
 ``stacking_diabetes10`` (ridge and forest stacked), ``calibrated_hgb_cancer12`` (a sigmoid calibration of
 histogram gradient boosting, 3 folds), ``adac_cancer10`` (AdaBoost of depth-2 trees, its probability) and
@@ -144,7 +145,7 @@ from sklearn.ensemble import (
     StackingRegressor,
 )
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process import GaussianProcessClassifier, GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, RationalQuadratic, WhiteKernel
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -405,6 +406,15 @@ def problems() -> dict[str, Problem]:
         ),
         "polyridge_diabetes10": Problem(
             diabetes, lambda: make_pipeline(PolynomialFeatures(2), StandardScaler(), Ridge()), **small
+        ),
+        "polyridge3_friedman10": Problem(
+            friedman(10), lambda: make_pipeline(StandardScaler(), PolynomialFeatures(3), Ridge()), **small
+        ),
+        "gpc_cancer10": Problem(
+            breast_cancer(10),
+            lambda: make_pipeline(StandardScaler(), GaussianProcessClassifier(random_state=0)),
+            output="probability",
+            **small,
         ),
         "knnc_cancer10": Problem(
             breast_cancer(10),
