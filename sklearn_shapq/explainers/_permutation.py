@@ -1042,12 +1042,12 @@ class PermutationShapExplainer(ModelExplainerMixin, BaseEstimator):
         blocks = [slice(start, min(start + rows_step, n_rows)) for start in range(0, n_rows, rows_step)]
         config = sklearn.get_config()  # the caller's scikit-learn settings, for the preprocessing the control runs
         controls_pool = None
-        if control_of is not None and overlap:
+        if control_of is not None and overlap:  # one core fewer: the tables are made beside the model's calls
             controls_pool = ThreadPoolExecutor(
                 1,
                 thread_name_prefix="sklearn_shapq-control",
                 initializer=numba.set_num_threads,
-                initargs=(numba.get_num_threads(),),
+                initargs=(max(1, numba.get_num_threads() - 1),),
             )
 
         def control_tables(rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -80,7 +80,8 @@ def test_a_row_alone_is_bit_identical_to_the_row_in_a_batch(problem):
 
 
 def test_the_tables_run_on_a_thread_of_their_own_only_where_blocks_overlap(problem, monkeypatch):
-    """With ``n_jobs`` (model calls on threads) or one numba thread, nothing runs beside the user's threads."""
+    """With ``n_jobs`` (model calls on threads) or one numba thread, nothing runs beside the user's threads; beside
+    the model's calls the tables leave it a core (one numba thread fewer)."""
     if numba.get_num_threads() < 2:
         pytest.skip("blocks overlap with two numba threads or more")
     model, background, rows, _ = problem
@@ -88,16 +89,17 @@ def test_the_tables_run_on_a_thread_of_their_own_only_where_blocks_overlap(probl
     tables = TopPlayersControl.tables
 
     def recording(self, *args):
-        threads.append(threading.current_thread().name)
+        threads.append((threading.current_thread().name, numba.get_num_threads()))
         return tables(self, *args)
 
     monkeypatch.setattr(TopPlayersControl, "tables", recording)
     settings = {"output": "probability", "max_evals": 10 * D, "background_size": None, "random_state": 0}
     overlapped = PermutationShapExplainer(model, **settings).fit(background).explain(rows)
-    assert threads and all(name.startswith("sklearn_shapq-control") for name in threads)
+    assert threads and all(name.startswith("sklearn_shapq-control") for name, _ in threads)
+    assert {count for _, count in threads} == {numba.get_num_threads() - 1}
     threads.clear()
     threaded = PermutationShapExplainer(model, n_jobs=2, **settings).fit(background).explain(rows)
-    assert threads and not any(name.startswith("sklearn_shapq-control") for name in threads)
+    assert threads and not any(name.startswith("sklearn_shapq-control") for name, _ in threads)
     np.testing.assert_array_equal(threaded.values, overlapped.values)
 
 
