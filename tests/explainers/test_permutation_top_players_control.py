@@ -114,3 +114,26 @@ def test_a_control_that_overflows_names_the_explained_row_not_the_background_par
     rows[2, 0] = 1e5 / model.coef_[0]  # row 2's margin overflows the exp on its coalitions with player 0
     with pytest.raises(ValueError, match=r"infinite on hybrid rows of 1 of 3 explained rows \(the first: row 2 "):
         TopPlayersControl(path).tables(rows, parts=4)
+
+
+def test_the_players_are_the_top_by_the_margins_values_against_16_evenly_spaced_background_rows():
+    """A logistic margin's values in closed form, w_j (x_j − mean z_j) over the rows 0, 2, 5, 7, … of 40."""
+    rng = np.random.default_rng(3)
+    d = 18
+    X = rng.normal(size=(400, d)) * rng.uniform(0.5, 2.0, size=d)
+    model = LogisticRegression().fit(X, X @ rng.normal(size=d) + rng.normal(size=400) > 0)
+    background, rows = X[:40], X[200:204]
+    explainer = PermutationShapExplainer(
+        model, output="probability", max_evals=10 * d, background_size=None, random_state=0
+    ).fit(background)
+    players, _, values = explainer._control.tables(rows, 2)
+    ranking = background[np.arange(16) * 40 // 16]
+    margin_values = model.coef_[0] * (rows - ranking.mean(axis=0))
+    expected = np.argsort(-np.abs(margin_values), axis=1, kind="stable")[:, :12]
+    np.testing.assert_array_equal(players[::2], expected)
+    assert np.all(values[np.arange(4)[:, None], np.argsort(-np.abs(margin_values), axis=1)[:, 12:]] == 0)
+    batch = explainer.explain(rows)
+    np.testing.assert_allclose(
+        batch.values.sum(axis=1) + batch.base_values, model.predict_proba(rows)[:, 1], rtol=0, atol=1e-10
+    )
+    np.testing.assert_array_equal(explainer.explain(rows[2:3]).values[0], batch.values[2])
