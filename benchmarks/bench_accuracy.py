@@ -43,8 +43,9 @@ aside (doc/benchmarks.md, "Families beyond the table"): ``svc_cancer10`` (SVC pr
 ``gnb_cancer12`` (GaussianNB), ``lda_cancer12``, ``qda_classification10``, ``ada_diabetes10``
 (AdaBoost of trees), ``bagging_diabetes10``, ``gbr_friedman10``, ``krpoly_diabetes10`` (KernelRidge,
 cubic kernel), ``polyridge_diabetes10`` (PolynomialFeatures(2) + Ridge), ``polyridge3_friedman10`` (scaler,
-PolynomialFeatures(3), Ridge), ``gpc_cancer10`` (scaler and GaussianProcessClassifier, its probability), ``knnc_cancer10`` (k-NN
-classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise features) and
+PolynomialFeatures(3), Ridge), ``gpc_cancer10`` (scaler and GaussianProcessClassifier, its probability),
+``knnc_cancer10`` (k-NN classifier, distance weights), ``mlp_friedman2_10`` (an MLP on friedman2 and 6 noise
+features) and
 ``stacking_diabetes10`` (ridge and forest stacked), ``calibrated_hgb_cancer12`` (a sigmoid calibration of
 histogram gradient boosting, 3 folds), ``adac_cancer10`` (AdaBoost of depth-2 trees, its probability) and
 ``pca_logistic_cancer12`` (scaler, PCA(6), logistic regression, its probability); and ``xgbc_cancer20``, a
